@@ -1,0 +1,1 @@
+"""Cross-cutting pieces: the error shape, pagination, OpenAPI defaults and health checks."""

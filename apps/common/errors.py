@@ -1,0 +1,136 @@
+"""The one JSON error shape, and the handlers that turn every failure into it."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import Http404, HttpRequest, JsonResponse
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+
+logger = logging.getLogger(__name__)
+
+
+class DomainError(Exception):
+    """Raised by services; the code and status reach the client unchanged."""
+
+    status_code = status.HTTP_400_BAD_REQUEST
+    code = "invalid"
+
+    def __init__(self, message: str, *, fields: dict[str, list[str]] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.fields = fields or {}
+
+
+class NotFound(DomainError):
+    status_code = status.HTTP_404_NOT_FOUND
+    code = "not_found"
+
+
+class Conflict(DomainError):
+    status_code = status.HTTP_409_CONFLICT
+    code = "conflict"
+
+
+def error_body(code: str, message: str, fields: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message, "fields": fields or {}}}
+
+
+def error_response(status_code: int, code: str, message: str) -> JsonResponse:
+    return JsonResponse(error_body(code, message), status=status_code)
+
+
+# DRF's default codes, renamed where a client benefits from a plainer word.
+_CODE_NAMES = {
+    "parse_error": "malformed_json",
+    "unsupported_media_type": "unsupported_media_type",
+    "method_not_allowed": "method_not_allowed",
+    "not_authenticated": "not_authenticated",
+    "authentication_failed": "authentication_failed",
+    "permission_denied": "permission_denied",
+    "not_found": "not_found",
+    "throttled": "throttled",
+    "not_acceptable": "not_acceptable",
+}
+
+
+def _flatten_field_errors(detail: Any, prefix: str = "") -> dict[str, list[str]]:
+    """Turn DRF's nested error detail into {"a.b.0.c": ["message", ...]}."""
+    fields: dict[str, list[str]] = {}
+    if isinstance(detail, dict):
+        for key, value in detail.items():
+            name = f"{prefix}.{key}" if prefix else str(key)
+            fields.update(_flatten_field_errors(value, name))
+    elif isinstance(detail, list):
+        if all(not isinstance(item, dict | list) for item in detail):
+            fields[prefix or "non_field_errors"] = [str(item) for item in detail]
+        else:
+            for index, item in enumerate(detail):
+                if item:
+                    fields.update(_flatten_field_errors(item, f"{prefix}.{index}" if prefix else str(index)))
+    else:
+        fields[prefix or "non_field_errors"] = [str(detail)]
+    return fields
+
+
+def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
+    """DRF's exception hook: every exception, expected or not, leaves in the error shape."""
+    if isinstance(exc, DomainError):
+        return Response(error_body(exc.code, exc.message, exc.fields), status=exc.status_code)
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    elif isinstance(exc, PermissionDenied):
+        exc = exceptions.PermissionDenied()
+    elif isinstance(exc, DjangoValidationError):
+        exc = exceptions.ValidationError(detail=exc.messages)
+
+    if isinstance(exc, exceptions.ValidationError):
+        fields = _flatten_field_errors(exc.detail)
+        message = "The request is invalid: " + "; ".join(
+            f"{name}: {' '.join(messages)}" for name, messages in fields.items()
+        )
+        return Response(error_body("invalid", message, fields), status=status.HTTP_400_BAD_REQUEST)
+
+    if isinstance(exc, exceptions.APIException):
+        codes = exc.get_codes()
+        code = codes if isinstance(codes, str) else exc.default_code
+        message = exc.detail if isinstance(exc.detail, str) else str(exc.default_detail)
+        if isinstance(exc, exceptions.ParseError):
+            message = f"The request body is not valid JSON: {exc.detail}"
+        headers: dict[str, str] = {}
+        if getattr(exc, "auth_header", None):
+            headers["WWW-Authenticate"] = exc.auth_header  # type: ignore[attr-defined]
+        if getattr(exc, "wait", None) is not None:
+            headers["Retry-After"] = str(int(exc.wait))  # type: ignore[attr-defined]
+        return Response(
+            error_body(_CODE_NAMES.get(code, code), str(message)),
+            status=exc.status_code,
+            headers=headers,
+        )
+
+    request = context.get("request")
+    logger.exception("Unhandled error in %s", getattr(request, "path", "an API view"), exc_info=exc)
+    return Response(
+        error_body("server_error", "Something went wrong on our side; it has been logged."),
+        status=status.HTTP_500_INTERNAL_SERVER_ERROR,
+    )
+
+
+def not_found_view(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
+    return error_response(404, "not_found", f"Nothing is at {request.path}.")
+
+
+def server_error_view(request: HttpRequest) -> JsonResponse:
+    return error_response(500, "server_error", "Something went wrong on our side; it has been logged.")
+
+
+def bad_request_view(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
+    return error_response(400, "bad_request", "The request could not be understood.")
+
+
+def permission_denied_view(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
+    return error_response(403, "permission_denied", "You may not do this.")

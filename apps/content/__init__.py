@@ -1,0 +1,1 @@
+"""Authored course material: courses, lessons, decks, questions, exercises, concepts, scenes."""

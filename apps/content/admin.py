@@ -1,0 +1,1 @@
+"""Admin for content (filled in below)."""

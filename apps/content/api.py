@@ -1,0 +1,127 @@
+"""Read endpoints for course content."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import generics
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.content import selectors
+from apps.content.serializers import (
+    CardOutput,
+    ConceptGraphOutput,
+    CourseOutput,
+    CourseSummaryOutput,
+    DeckCardOutput,
+    DeckOutput,
+    ExerciseOutput,
+    LessonOutput,
+    PublicQuestionOutput,
+    SceneListOutput,
+    SceneOutput,
+)
+
+_course_filter = OpenApiParameter("course", str, description="Only this course's items (its slug).")
+
+
+class CourseListView(generics.ListAPIView):
+    serializer_class = CourseSummaryOutput
+
+    def get_queryset(self) -> QuerySet[Any]:
+        return selectors.courses_list()
+
+
+class CourseDetailView(generics.RetrieveAPIView):
+    serializer_class = CourseOutput
+
+    def get_object(self) -> Any:
+        return selectors.course_get(slug=self.kwargs["slug"])
+
+
+class LessonDetailView(generics.RetrieveAPIView):
+    """A lesson's manual: its sections of typed blocks, with its decks, questions and exercises."""
+
+    serializer_class = LessonOutput
+
+    def get_object(self) -> Any:
+        return selectors.lesson_get(slug=self.kwargs["slug"])
+
+
+@extend_schema(parameters=[_course_filter, OpenApiParameter("lesson", str, description="Only this lesson's decks.")])
+class DeckListView(generics.ListAPIView):
+    serializer_class = DeckOutput
+
+    def get_queryset(self) -> QuerySet[Any]:
+        params = self.request.query_params
+        return selectors.decks_list(course_slug=params.get("course"), lesson_slug=params.get("lesson"))
+
+
+class DeckDetailView(generics.RetrieveAPIView):
+    serializer_class = DeckOutput
+
+    def get_object(self) -> Any:
+        return selectors.deck_get(slug=self.kwargs["slug"])
+
+
+class DeckCardListView(generics.ListAPIView):
+    serializer_class = DeckCardOutput
+
+    def get_queryset(self) -> QuerySet[Any]:
+        return selectors.deck_cards_list(deck=selectors.deck_get(slug=self.kwargs["slug"]))
+
+
+class CardDetailView(generics.RetrieveAPIView):
+    serializer_class = CardOutput
+
+    def get_object(self) -> Any:
+        return selectors.card_get(card_id=self.kwargs["card_id"])
+
+
+class QuestionDetailView(generics.RetrieveAPIView):
+    serializer_class = PublicQuestionOutput
+
+    def get_object(self) -> Any:
+        return selectors.question_get(slug=self.kwargs["slug"])
+
+
+@extend_schema(parameters=[_course_filter])
+class ExerciseListView(generics.ListAPIView):
+    serializer_class = ExerciseOutput
+
+    def get_queryset(self) -> QuerySet[Any]:
+        return selectors.exercises_list(course_slug=self.request.query_params.get("course"))
+
+
+class ExerciseDetailView(generics.RetrieveAPIView):
+    serializer_class = ExerciseOutput
+
+    def get_object(self) -> Any:
+        return selectors.exercise_get(slug=self.kwargs["slug"])
+
+
+class ConceptGraphView(APIView):
+    @extend_schema(summary="A course's concept graph: concepts with their cards, and typed links", responses=ConceptGraphOutput)
+    def get(self, request: Request, slug: str) -> Response:
+        course, concepts, links = selectors.concept_graph_get(course_slug=slug)
+        return Response(ConceptGraphOutput({"course": course.slug, "concepts": concepts, "links": links}).data)
+
+
+class SceneListView(generics.ListAPIView):
+    serializer_class = SceneListOutput
+
+    def get_queryset(self) -> QuerySet[Any]:
+        return selectors.scenes_list()
+
+
+class SceneDetailView(generics.RetrieveAPIView):
+    """An explorer scene: the 3D model to load and its clickable regions."""
+
+    serializer_class = SceneOutput
+
+    def get_object(self) -> Any:
+        return selectors.scene_get(slug=self.kwargs["slug"])

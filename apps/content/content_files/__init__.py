@@ -1,0 +1,1 @@
+"""Course files in decks/: parse, validate, load into the database and export back."""

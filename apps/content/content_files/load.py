@@ -1,0 +1,488 @@
+"""Loading course files: validate every file first, then upsert by slug in one transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from django.db import models, transaction
+from django.db.models import F, Q
+
+from apps.content.content_files.schema import CourseDoc, LessonDoc
+from apps.content.content_files.source import (
+    ContentError,
+    ContentFilesInvalid,
+    ContentSource,
+    ParsedFile,
+    parse_source,
+)
+from apps.content.content_files.validate import course_doc_errors, course_doc_from_file, site_wide_slugs
+from apps.content.models import (
+    AcceptedAnswer,
+    Card,
+    Choice,
+    Concept,
+    ConceptLink,
+    Course,
+    Deck,
+    ExplorerRegion,
+    ExplorerScene,
+    Lesson,
+    LessonBlock,
+    LessonSection,
+    PipelineExercise,
+    Question,
+)
+
+ProgressCallback = Callable[[int, int], None]
+# Rows written per statement and per progress report on large decks.
+CHUNK_SIZE = 500
+
+# The models whose slugs are unique site-wide, and how to reach each one's course.
+_SITE_WIDE_MODELS: dict[str, tuple[type[models.Model], str]] = {
+    "lesson": (Lesson, "course__slug"),
+    "deck": (Deck, "lesson__course__slug"),
+    "question": (Question, "lesson__course__slug"),
+    "exercise": (PipelineExercise, "lesson__course__slug"),
+    "scene": (ExplorerScene, "course__slug"),
+}
+
+
+@dataclass
+class ModelCounts:
+    created: int = 0
+    updated: int = 0
+    archived: int = 0
+    deleted: int = 0
+    unchanged: int = 0
+
+    @property
+    def changed(self) -> int:
+        return self.created + self.updated + self.archived + self.deleted
+
+
+@dataclass
+class LoadReport:
+    courses: list[str] = field(default_factory=list)
+    counts: dict[str, ModelCounts] = field(default_factory=dict)
+
+    def for_model(self, model: type[models.Model]) -> ModelCounts:
+        return self.counts.setdefault(str(model._meta.verbose_name_plural), ModelCounts())
+
+    @property
+    def changed(self) -> bool:
+        return any(counts.changed for counts in self.counts.values())
+
+    def lines(self) -> list[str]:
+        return [
+            f"{name}: {c.created} created, {c.updated} updated, {c.archived} archived, "
+            f"{c.deleted} deleted, {c.unchanged} unchanged"
+            for name, c in self.counts.items()
+        ]
+
+
+def content_sources_read(paths: Iterable[Path]) -> list[ContentSource]:
+    """Files as given, and every *.yaml/*.yml file under a given folder, in name order."""
+    sources: list[ContentSource] = []
+    for path in paths:
+        if path.is_dir():
+            files = sorted(p for p in path.rglob("*") if p.suffix in {".yaml", ".yml"} and p.is_file())
+        else:
+            files = [path]
+        for file in files:
+            try:
+                text = file.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise ContentFilesInvalid([ContentError(str(file), None, "", f"cannot be read: {exc}")]) from exc
+            sources.append(ContentSource(str(file), text))
+    return sources
+
+
+def content_sources_validate(*, sources: list[ContentSource]) -> list[tuple[ParsedFile, CourseDoc]]:
+    """Every rule, across all files and against the database; raises with all errors found."""
+    errors: list[ContentError] = []
+    courses: list[tuple[ParsedFile, CourseDoc]] = []
+    for source in sources:
+        parsed, parse_errors = parse_source(source)
+        errors += parse_errors
+        if parsed is None or parse_errors:
+            continue
+        course, shape_errors = course_doc_from_file(parsed)
+        errors += shape_errors
+        if course is None:
+            continue
+        file_errors = course_doc_errors(parsed, course)
+        errors += file_errors
+        if not file_errors:
+            courses.append((parsed, course))
+    if not errors:
+        errors += _cross_file_errors(courses)
+    if errors:
+        raise ContentFilesInvalid(errors)
+    return courses
+
+
+def _cross_file_errors(courses: list[tuple[ParsedFile, CourseDoc]]) -> list[ContentError]:
+    errors: list[ContentError] = []
+    first_file: dict[tuple[str, str], str] = {}
+    for parsed, course in courses:
+        key = ("course", course.slug)
+        if key in first_file:
+            errors.append(parsed.error(("slug",), f"course {course.slug!r} is also defined in {first_file[key]}"))
+        first_file.setdefault(key, parsed.name)
+    for parsed, course in courses:
+        for kind, items in site_wide_slugs(course).items():
+            model, course_path = _SITE_WIDE_MODELS[kind]
+            slugs = [slug for _, slug in items]
+            owners = dict(
+                model.objects.filter(slug__in=slugs)
+                .exclude(**{course_path: course.slug})
+                .values_list("slug", course_path)
+            )
+            for location, slug in items:
+                claimed_by = first_file.setdefault((kind, slug), parsed.name)
+                if slug in owners:
+                    errors.append(
+                        parsed.error(location, f"{kind} slug {slug!r} already belongs to course {owners[slug]!r}")
+                    )
+                elif claimed_by != parsed.name:
+                    errors.append(parsed.error(location, f"{kind} slug {slug!r} is also used in {claimed_by}"))
+    return errors
+
+
+def content_sources_load(
+    *, sources: list[ContentSource], progress: ProgressCallback | None = None, dry_run: bool = False
+) -> LoadReport:
+    """Load course files; with dry_run, report what would change and write nothing."""
+    courses = content_sources_validate(sources=sources)
+    total = sum(_row_count(course) for _, course in courses)
+    writer = _ContentWriter(total=total, progress=progress)
+    with transaction.atomic():
+        for _, course in courses:
+            writer.write_course(course)
+        if dry_run:
+            transaction.set_rollback(True)
+    return writer.report
+
+
+def _row_count(course: CourseDoc) -> int:
+    count = 1 + len(course.concepts) + len(course.links)
+    for lesson in course.lessons:
+        count += 1 + len(lesson.sections) + len(lesson.questions) + len(lesson.exercises)
+        count += sum(1 + len(deck.cards) for deck in lesson.decks)
+    return count + sum(1 + len(scene.regions) for scene in course.scenes)
+
+
+def _chunks(items: list[Any]) -> Iterator[list[Any]]:
+    for start in range(0, len(items), CHUNK_SIZE):
+        yield items[start : start + CHUNK_SIZE]
+
+
+class _ContentWriter:
+    def __init__(self, *, total: int, progress: ProgressCallback | None) -> None:
+        self.report = LoadReport()
+        self.created: set[tuple[type[models.Model], int]] = set()
+        self.total = total
+        self.done = 0
+        self.progress = progress
+
+    def _advance(self, rows: int) -> None:
+        self.done += rows
+        if self.progress is not None:
+            self.progress(min(self.done, self.total), self.total)
+
+    def write_course(self, doc: CourseDoc) -> None:
+        self.report.courses.append(doc.slug)
+        course = self._upsert_one(
+            Course,
+            slug=doc.slug,
+            values={"title": doc.title, "subject": doc.subject, "description": doc.description, "archived": doc.archived},
+        )
+        lessons = self.upsert(
+            Lesson,
+            parent={"course_id": course.pk},
+            rows=[
+                {
+                    "slug": lesson.slug,
+                    "title": lesson.title,
+                    "manual": lesson.manual,
+                    "subject": lesson.subject,
+                    "summary": lesson.summary,
+                    "archived": lesson.archived,
+                }
+                for lesson in doc.lessons
+            ],
+            site_wide=True,
+            removed="archive",
+        )
+        card_ids: dict[str, int] = {}
+        for lesson_doc in doc.lessons:
+            card_ids |= self._write_lesson(lessons[lesson_doc.slug], lesson_doc)
+
+        concepts = self.upsert(
+            Concept,
+            parent={"course_id": course.pk},
+            rows=[
+                {"slug": c.slug, "name": c.name, "definition": c.definition, "archived": c.archived}
+                for c in doc.concepts
+            ],
+            site_wide=False,
+            removed="archive",
+        )
+        for concept_doc in doc.concepts:
+            self._set_cards(concepts[concept_doc.slug], [card_ids[ref] for ref in concept_doc.cards])
+        self.replace(
+            ConceptLink,
+            scope=Q(source__course_id=course.pk),
+            rows=[
+                {"source_id": concepts[link.source].pk, "target_id": concepts[link.target].pk, "kind": link.kind}
+                for link in doc.links
+            ],
+        )
+
+        scenes = self.upsert(
+            ExplorerScene,
+            parent={"course_id": course.pk},
+            rows=[
+                {
+                    "slug": s.slug,
+                    "title": s.title,
+                    "instructions": s.instructions,
+                    "model_asset": s.model_asset,
+                    "archived": s.archived,
+                }
+                for s in doc.scenes
+            ],
+            site_wide=True,
+            removed="archive",
+        )
+        for scene_doc in doc.scenes:
+            regions = self.upsert(
+                ExplorerRegion,
+                parent={"scene_id": scenes[scene_doc.slug].pk},
+                rows=[
+                    {"slug": r.slug, "title": r.title, "description": r.description, "archived": r.archived}
+                    for r in scene_doc.regions
+                ],
+                site_wide=False,
+                removed="archive",
+            )
+            for region_doc in scene_doc.regions:
+                self._set_cards(regions[region_doc.slug], [card_ids[ref] for ref in region_doc.cards])
+
+    def _write_lesson(self, lesson: Lesson, doc: LessonDoc) -> dict[str, int]:
+        card_ids: dict[str, int] = {}
+        decks = self.upsert(
+            Deck,
+            parent={"lesson_id": lesson.pk},
+            rows=[
+                {"slug": d.slug, "title": d.title, "description": d.description, "archived": d.archived}
+                for d in doc.decks
+            ],
+            site_wide=True,
+            removed="archive",
+        )
+        for deck_doc in doc.decks:
+            cards = self.upsert(
+                Card,
+                parent={"deck_id": decks[deck_doc.slug].pk},
+                rows=[
+                    {
+                        "slug": c.slug,
+                        "term": c.term,
+                        "definition": c.definition,
+                        "example": c.example,
+                        "code": c.code,
+                        "archived": c.archived,
+                    }
+                    for c in deck_doc.cards
+                ],
+                site_wide=False,
+                removed="archive",
+            )
+            card_ids |= {f"{deck_doc.slug}/{slug}": card.pk for slug, card in cards.items()}
+
+        questions = self.upsert(
+            Question,
+            parent={"lesson_id": lesson.pk},
+            rows=[
+                {
+                    "slug": q.slug,
+                    "kind": q.kind,
+                    "prompt": q.prompt,
+                    "explanation": q.explanation,
+                    "numeric_answer": q.answer,
+                    "tolerance": q.tolerance,
+                    "archived": q.archived,
+                }
+                for q in doc.questions
+            ],
+            site_wide=True,
+            removed="archive",
+        )
+        for question_doc in doc.questions:
+            question_id = questions[question_doc.slug].pk
+            self.replace(
+                Choice,
+                scope=Q(question_id=question_id),
+                rows=[
+                    {"question_id": question_id, "key": c.key, "text": c.text, "is_correct": c.correct}
+                    for c in question_doc.choices
+                ],
+            )
+            self.replace(
+                AcceptedAnswer,
+                scope=Q(question_id=question_id),
+                rows=[{"question_id": question_id, "text": text} for text in question_doc.accepted_answers],
+            )
+
+        self.upsert(
+            PipelineExercise,
+            parent={"lesson_id": lesson.pk},
+            rows=[
+                {
+                    "slug": e.slug,
+                    "title": e.title,
+                    "prompt": e.prompt,
+                    "entry_point": e.entry_point,
+                    "starter_code": e.starter_code,
+                    "spec": e.spec,
+                    "archived": e.archived,
+                }
+                for e in doc.exercises
+            ],
+            site_wide=True,
+            removed="archive",
+        )
+
+        sections = self.upsert(
+            LessonSection,
+            parent={"lesson_id": lesson.pk},
+            rows=[{"slug": s.slug, "title": s.title} for s in doc.sections],
+            site_wide=False,
+            removed="delete",
+        )
+        for section_doc in doc.sections:
+            section_id = sections[section_doc.slug].pk
+            rows = []
+            for block in section_doc.blocks:
+                payload = block.model_dump(mode="json", exclude={"kind", "heading", "question"})
+                question_slug = getattr(block, "question", None)
+                rows.append(
+                    {
+                        "section_id": section_id,
+                        "kind": block.kind,
+                        "heading": block.heading,
+                        "payload": payload,
+                        "question_id": questions[question_slug].pk if question_slug else None,
+                    }
+                )
+            self.replace(LessonBlock, scope=Q(section_id=section_id), rows=rows)
+        return card_ids
+
+    def _upsert_one(self, model: type[models.Model], *, slug: str, values: dict[str, Any]) -> Any:
+        counts = self.report.for_model(model)
+        obj = model.objects.filter(slug=slug).first()
+        if obj is None:
+            obj = model.objects.create(slug=slug, **values)
+            counts.created += 1
+        else:
+            changed = [name for name, value in values.items() if getattr(obj, name) != value]
+            if changed:
+                for name in changed:
+                    setattr(obj, name, values[name])
+                obj.save(update_fields=[*changed, "updated_at"])
+                counts.updated += 1
+            else:
+                counts.unchanged += 1
+        self._advance(1)
+        return obj
+
+    def upsert(
+        self,
+        model: type[models.Model],
+        *,
+        parent: dict[str, int],
+        rows: list[dict[str, Any]],
+        site_wide: bool,
+        removed: Literal["archive", "delete"],
+    ) -> dict[str, Any]:
+        """Make the parent's children exactly `rows`, in order, keyed by slug.
+
+        Children missing from `rows` are archived (moved after the others) or deleted. Rows found
+        by slug under another parent of the same course (site-wide slugs) move here.
+        """
+        counts = self.report.for_model(model)
+        slugs = [row["slug"] for row in rows]
+        current_filter = Q(**parent) | Q(slug__in=slugs) if site_wide else Q(**parent)
+        current = {obj.slug: obj for obj in model.objects.filter(current_filter)}
+        gone = sorted((obj for slug, obj in current.items() if slug not in set(slugs)), key=lambda o: o.position)
+        if removed == "delete" and gone:
+            model.objects.filter(pk__in=[obj.pk for obj in gone]).delete()
+            counts.deleted += len(gone)
+            gone = []
+
+        targets: list[tuple[Any, dict[str, Any]]] = [
+            (current.get(row["slug"]), {**row, **parent, "position": position}) for position, row in enumerate(rows)
+        ]
+        targets += [(obj, {"archived": True, "position": len(rows) + offset}) for offset, obj in enumerate(gone)]
+
+        updates: list[tuple[Any, dict[str, Any]]] = []
+        moved: list[int] = []
+        unchanged = 0
+        for obj, target in targets:
+            if obj is None:
+                continue
+            changed = {name: value for name, value in target.items() if getattr(obj, name) != value}
+            if changed:
+                updates.append((obj, changed))
+                if "position" in changed or any(name in changed for name in parent):
+                    moved.append(obj.pk)
+                    changed["position"] = target["position"]
+            else:
+                unchanged += 1
+        counts.unchanged += unchanged
+        self._advance(unchanged)
+        # Free the positions being rewritten first, so no row collides on its way to a new place.
+        if moved:
+            model.objects.filter(pk__in=moved).update(position=-F("position") - 1)
+        for chunk in _chunks(updates):
+            for obj, changed in chunk:
+                if changed.get("archived") is True and not obj.archived and obj.slug not in slugs:
+                    counts.archived += 1
+                else:
+                    counts.updated += 1
+                for name, value in changed.items():
+                    setattr(obj, name, value)
+                obj.save(update_fields=[*changed, "updated_at"])
+            self._advance(len(chunk))
+
+        new_objects = [model(**target) for obj, target in targets if obj is None]
+        for chunk in _chunks(new_objects):
+            model.objects.bulk_create(chunk)
+            self.created.update((model, obj.pk) for obj in chunk)
+            counts.created += len(chunk)
+            self._advance(len(chunk))
+        by_slug = {obj.slug: obj for obj in current.values()} | {obj.slug: obj for obj in new_objects}
+        return {slug: by_slug[slug] for slug in slugs}
+
+    def replace(self, model: type[models.Model], *, scope: Q, rows: list[dict[str, Any]]) -> None:
+        """Parts without learner history: rewrite them wholesale, but only when they differ."""
+        counts = self.report.for_model(model)
+        desired = [{**row, "position": position} for position, row in enumerate(rows)]
+        names = list(desired[0]) if desired else ["position"]
+        current = list(model.objects.filter(scope).order_by("position").values(*names))
+        if current == desired:
+            counts.unchanged += len(desired)
+            return
+        counts.deleted += model.objects.filter(scope).delete()[1].get(model._meta.label, 0)
+        model.objects.bulk_create([model(**row) for row in desired])
+        counts.created += len(desired)
+
+    def _set_cards(self, obj: Concept | ExplorerRegion, card_ids: list[int]) -> None:
+        if set(obj.cards.values_list("pk", flat=True)) != set(card_ids):
+            obj.cards.set(card_ids)
+            if (type(obj), obj.pk) not in self.created:
+                self.report.for_model(type(obj)).updated += 1

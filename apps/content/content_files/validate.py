@@ -1,0 +1,236 @@
+"""The rules a course file must follow beyond its shape (decks/SCHEMA.md lists them)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from pydantic import ValidationError
+
+from apps.content.content_files.schema import SLUG_PATTERN, CourseDoc, LessonDoc, QuestionDoc
+from apps.content.content_files.source import ContentError, Location, ParsedFile
+
+_SLUG_HINT = "must be a slug: lower-case letters and digits in words joined by single hyphens"
+
+
+def _data_location(data: Any, pydantic_location: tuple[Any, ...]) -> Location:
+    """Drop the discriminator tags pydantic adds to union locations (e.g. 'prose')."""
+    location: list[str | int] = []
+    current = data
+    for part in pydantic_location:
+        if isinstance(current, dict) and part not in current and part == current.get("kind"):
+            continue
+        location.append(part)
+        if isinstance(current, dict):
+            current = current.get(part)
+        elif isinstance(current, list) and isinstance(part, int) and part < len(current):
+            current = current[part]
+        else:
+            current = None
+    return tuple(location)
+
+
+def _message(error: dict[str, Any]) -> str:
+    if error["type"] == "string_pattern_mismatch" and error.get("ctx", {}).get("pattern") == SLUG_PATTERN:
+        return _SLUG_HINT
+    if error["type"] == "missing":
+        return "this field is required"
+    if error["type"] == "extra_forbidden":
+        return "unknown field (check its spelling against decks/SCHEMA.md)"
+    if error["type"] == "union_tag_invalid":
+        expected = error.get("ctx", {}).get("expected_tags", "")
+        return f"unknown block kind; expected one of {expected}"
+    return str(error["msg"]).rstrip(".")
+
+
+def course_doc_from_file(parsed: ParsedFile) -> tuple[CourseDoc | None, list[ContentError]]:
+    try:
+        return CourseDoc.model_validate(parsed.data), []
+    except ValidationError as exc:
+        errors = [
+            parsed.error(_data_location(parsed.data, tuple(error["loc"])), _message(error))
+            for error in exc.errors(include_url=False)
+        ]
+        return None, errors
+
+
+def _duplicates(
+    parsed: ParsedFile, items: Iterable[tuple[Location, str]], what: str
+) -> list[ContentError]:
+    items = list(items)
+    counts = Counter(key for _, key in items)
+    return [
+        parsed.error(location, f"{what} {key!r} is used more than once")
+        for location, key in items
+        if counts[key] > 1
+    ]
+
+
+def _question_errors(parsed: ParsedFile, question: QuestionDoc, at: Location) -> list[ContentError]:
+    errors: list[ContentError] = []
+
+    def forbid(name: str, present: bool) -> None:
+        if present:
+            errors.append(parsed.error((*at, name), f"a {question.kind} question has no {name}"))
+
+    if question.kind in {"single_choice", "multiple_choice"}:
+        correct = sum(choice.correct for choice in question.choices)
+        if len(question.choices) < 2:
+            errors.append(parsed.error((*at, "choices"), "a choice question needs at least two choices"))
+        elif question.kind == "single_choice" and correct != 1:
+            errors.append(
+                parsed.error((*at, "choices"), f"a single_choice question needs exactly one correct choice, not {correct}")
+            )
+        elif question.kind == "multiple_choice" and correct < 1:
+            errors.append(parsed.error((*at, "choices"), "a multiple_choice question needs a correct choice"))
+        errors += _duplicates(
+            parsed,
+            (((*at, "choices", i, "key"), choice.key) for i, choice in enumerate(question.choices)),
+            "choice key",
+        )
+        forbid("accepted_answers", bool(question.accepted_answers))
+        forbid("answer", question.answer is not None)
+        forbid("tolerance", question.tolerance is not None)
+    elif question.kind == "short_text":
+        if not question.accepted_answers:
+            errors.append(parsed.error((*at, "accepted_answers"), "a short_text question needs an accepted answer"))
+        errors += _duplicates(
+            parsed,
+            (((*at, "accepted_answers", i), text) for i, text in enumerate(question.accepted_answers)),
+            "accepted answer",
+        )
+        forbid("choices", bool(question.choices))
+        forbid("answer", question.answer is not None)
+        forbid("tolerance", question.tolerance is not None)
+    else:
+        if question.answer is None:
+            errors.append(parsed.error((*at, "answer"), "a numeric question needs an answer"))
+        if question.tolerance is None:
+            errors.append(parsed.error((*at, "tolerance"), "a numeric question needs a tolerance"))
+        elif question.tolerance < 0:
+            errors.append(parsed.error((*at, "tolerance"), "the tolerance cannot be negative"))
+        forbid("choices", bool(question.choices))
+        forbid("accepted_answers", bool(question.accepted_answers))
+    return errors
+
+
+def _lesson_errors(parsed: ParsedFile, lesson: LessonDoc, at: Location, card_refs: set[str]) -> list[ContentError]:
+    errors: list[ContentError] = []
+    errors += _duplicates(
+        parsed, (((*at, "sections", i, "slug"), s.slug) for i, s in enumerate(lesson.sections)), "section slug"
+    )
+    for d, deck in enumerate(lesson.decks):
+        errors += _duplicates(
+            parsed,
+            (((*at, "decks", d, "cards", i, "slug"), card.slug) for i, card in enumerate(deck.cards)),
+            "card slug",
+        )
+    for q, question in enumerate(lesson.questions):
+        errors += _question_errors(parsed, question, (*at, "questions", q))
+    question_slugs = {question.slug for question in lesson.questions}
+    for s, section in enumerate(lesson.sections):
+        for b, block in enumerate(section.blocks):
+            block_at = (*at, "sections", s, "blocks", b)
+            if block.kind == "question" and block.question not in question_slugs:
+                errors.append(
+                    parsed.error((*block_at, "question"), f"no question {block.question!r} in this lesson")
+                )
+            if block.kind == "terms":
+                for i, item in enumerate(block.items):
+                    if item.card is not None and item.card not in card_refs:
+                        errors.append(parsed.error((*block_at, "items", i, "card"), f"no card {item.card!r} in this course"))
+    return errors
+
+
+def course_doc_errors(parsed: ParsedFile, course: CourseDoc) -> list[ContentError]:
+    """Every rule that one file can check on its own."""
+    errors: list[ContentError] = []
+    lessons = course.lessons
+    card_refs = {
+        f"{deck.slug}/{card.slug}" for lesson in lessons for deck in lesson.decks for card in deck.cards
+    }
+    active_cards = {
+        f"{deck.slug}/{card.slug}"
+        for lesson in lessons
+        for deck in lesson.decks
+        for card in deck.cards
+        if not (card.archived or deck.archived or lesson.archived)
+    }
+
+    for kind, items in site_wide_slugs(course).items():
+        errors += _duplicates(parsed, items, f"{kind} slug")
+    errors += _duplicates(
+        parsed, ((("concepts", i, "slug"), concept.slug) for i, concept in enumerate(course.concepts)), "concept slug"
+    )
+
+    for i, lesson in enumerate(lessons):
+        errors += _lesson_errors(parsed, lesson, ("lessons", i), card_refs)
+
+    concept_slugs = {concept.slug for concept in course.concepts}
+    covered: set[str] = set()
+    for c, concept in enumerate(course.concepts):
+        for r, ref in enumerate(concept.cards):
+            if ref not in card_refs:
+                errors.append(parsed.error(("concepts", c, "cards", r), f"no card {ref!r} in this course"))
+            covered.add(ref)
+    for ref in sorted(active_cards - covered):
+        deck_slug, card_slug = ref.split("/")
+        location = _card_location(course, deck_slug, card_slug)
+        errors.append(parsed.error(location, f"card {ref!r} belongs to no concept; add it to a concept's cards"))
+
+    seen_links: dict[tuple[str, str, str], int] = {}
+    for i, link in enumerate(course.links):
+        for end in ("source", "target"):
+            if getattr(link, end) not in concept_slugs:
+                errors.append(parsed.error(("links", i, end), f"no concept {getattr(link, end)!r} in this course"))
+        if link.source == link.target:
+            errors.append(parsed.error(("links", i), "a concept cannot link to itself"))
+        key = (link.source, link.target, link.kind)
+        if key in seen_links:
+            errors.append(parsed.error(("links", i), f"the same link is already given as links[{seen_links[key]}]"))
+        seen_links.setdefault(key, i)
+
+    for s, scene in enumerate(course.scenes):
+        errors += _duplicates(
+            parsed, ((("scenes", s, "regions", i, "slug"), r.slug) for i, r in enumerate(scene.regions)), "region slug"
+        )
+        for r, region in enumerate(scene.regions):
+            for i, ref in enumerate(region.cards):
+                if ref not in card_refs:
+                    errors.append(parsed.error(("scenes", s, "regions", r, "cards", i), f"no card {ref!r} in this course"))
+    return errors
+
+
+def _card_location(course: CourseDoc, deck_slug: str, card_slug: str) -> Location:
+    for i, lesson in enumerate(course.lessons):
+        for d, deck in enumerate(lesson.decks):
+            if deck.slug == deck_slug:
+                for c, card in enumerate(deck.cards):
+                    if card.slug == card_slug:
+                        return ("lessons", i, "decks", d, "cards", c)
+    return ()
+
+
+def site_wide_slugs(course: CourseDoc) -> dict[str, list[tuple[Location, str]]]:
+    """Slugs that must be unique across the whole site, by kind, with where each is written."""
+    lessons = course.lessons
+    return {
+        "lesson": [(("lessons", i, "slug"), lesson.slug) for i, lesson in enumerate(lessons)],
+        "deck": [
+            (("lessons", i, "decks", d, "slug"), deck.slug)
+            for i, lesson in enumerate(lessons)
+            for d, deck in enumerate(lesson.decks)
+        ],
+        "question": [
+            (("lessons", i, "questions", q, "slug"), question.slug)
+            for i, lesson in enumerate(lessons)
+            for q, question in enumerate(lesson.questions)
+        ],
+        "exercise": [
+            (("lessons", i, "exercises", e, "slug"), exercise.slug)
+            for i, lesson in enumerate(lessons)
+            for e, exercise in enumerate(lesson.exercises)
+        ],
+        "scene": [(("scenes", i, "slug"), scene.slug) for i, scene in enumerate(course.scenes)],
+    }

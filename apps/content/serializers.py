@@ -1,0 +1,250 @@
+"""Response bodies of the content endpoints. None of them carries an answer key."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
+from rest_framework import serializers
+
+from apps.content.models import (
+    BlockKind,
+    Card,
+    Concept,
+    ConceptLink,
+    Course,
+    Deck,
+    ExplorerRegion,
+    ExplorerScene,
+    Lesson,
+    LessonBlock,
+    LessonSection,
+    PipelineExercise,
+    Question,
+)
+
+
+class CourseSummaryOutput(serializers.ModelSerializer):
+    class Meta:
+        model = Course
+        fields = ["slug", "title", "subject", "description"]
+
+
+class LessonSummaryOutput(serializers.ModelSerializer):
+    class Meta:
+        model = Lesson
+        fields = ["slug", "title", "manual", "subject", "summary"]
+
+
+class SceneSummaryOutput(serializers.ModelSerializer):
+    class Meta:
+        model = ExplorerScene
+        fields = ["slug", "title"]
+
+
+class CourseOutput(serializers.ModelSerializer):
+    lessons = LessonSummaryOutput(many=True)
+    scenes = SceneSummaryOutput(many=True)
+
+    class Meta:
+        model = Course
+        fields = ["slug", "title", "subject", "description", "lessons", "scenes"]
+
+
+class PublicChoiceOutput(serializers.Serializer):
+    key = serializers.CharField()
+    text = serializers.CharField()
+
+
+class PublicQuestionOutput(serializers.ModelSerializer):
+    """A question as a learner sees it before answering: no correct choice, answer or explanation."""
+
+    choices = PublicChoiceOutput(many=True)
+
+    class Meta:
+        model = Question
+        fields = ["slug", "kind", "prompt", "choices"]
+
+
+class DeckOutput(serializers.ModelSerializer):
+    course = serializers.CharField(source="lesson.course.slug")
+    lesson = serializers.CharField(source="lesson.slug")
+    card_count = serializers.IntegerField(help_text="Cards that are not archived.")
+
+    class Meta:
+        model = Deck
+        fields = ["slug", "title", "description", "course", "lesson", "card_count"]
+
+
+class CardOutput(serializers.ModelSerializer):
+    deck = serializers.CharField(source="deck.slug")
+
+    class Meta:
+        model = Card
+        fields = ["id", "slug", "deck", "term", "definition", "example", "code"]
+
+
+class DeckCardOutput(serializers.ModelSerializer):
+    class Meta:
+        model = Card
+        fields = ["id", "slug", "term", "definition", "example", "code"]
+
+
+class ExerciseSummaryOutput(serializers.ModelSerializer):
+    class Meta:
+        model = PipelineExercise
+        fields = ["slug", "title"]
+
+
+class ExerciseOutput(serializers.ModelSerializer):
+    lesson = serializers.CharField(source="lesson.slug")
+
+    class Meta:
+        model = PipelineExercise
+        fields = ["slug", "title", "lesson", "prompt", "entry_point", "starter_code"]
+
+
+# One serializer per block kind, for the documentation of the flattened block payloads.
+class _BlockBase(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=BlockKind.choices)
+    heading = serializers.CharField(allow_blank=True)
+
+
+class _TermItem(serializers.Serializer):
+    term = serializers.CharField()
+    definition = serializers.CharField()
+    card = serializers.CharField(allow_null=True, help_text="deck-slug/card-slug, or null.")
+
+
+class _ComparisonOption(serializers.Serializer):
+    title = serializers.CharField()
+    points = serializers.ListField(child=serializers.CharField())
+
+
+class ProseBlockOutput(_BlockBase):
+    text = serializers.CharField()
+
+
+class TermsBlockOutput(_BlockBase):
+    items = _TermItem(many=True)
+
+
+class ComparisonBlockOutput(_BlockBase):
+    options = _ComparisonOption(many=True)
+
+
+class StepsBlockOutput(_BlockBase):
+    steps = serializers.ListField(child=serializers.CharField())
+
+
+class CalloutBlockOutput(_BlockBase):
+    tone = serializers.ChoiceField(choices=["warning", "info", "tip"])
+    text = serializers.CharField()
+
+
+class CodeBlockOutput(_BlockBase):
+    language = serializers.CharField()
+    code = serializers.CharField()
+
+
+class QuestionBlockOutput(_BlockBase):
+    question = PublicQuestionOutput()
+
+
+_BLOCK_OUTPUTS: dict[str, type[serializers.Serializer]] = {
+    BlockKind.PROSE: ProseBlockOutput,
+    BlockKind.TERMS: TermsBlockOutput,
+    BlockKind.COMPARISON: ComparisonBlockOutput,
+    BlockKind.STEPS: StepsBlockOutput,
+    BlockKind.CALLOUT: CalloutBlockOutput,
+    BlockKind.CODE: CodeBlockOutput,
+    BlockKind.QUESTION: QuestionBlockOutput,
+}
+
+
+@extend_schema_field(
+    PolymorphicProxySerializer(
+        component_name="LessonBlock",
+        serializers={kind: serializer for kind, serializer in _BLOCK_OUTPUTS.items()},
+        resource_type_field_name="kind",
+    )
+)
+class BlockField(serializers.Field):
+    def to_representation(self, block: LessonBlock) -> dict[str, Any]:
+        data: dict[str, Any] = {"kind": block.kind, "heading": block.heading, **block.payload}
+        if block.kind == BlockKind.QUESTION:
+            data["question"] = PublicQuestionOutput(block.question).data
+        return data
+
+
+class SectionOutput(serializers.ModelSerializer):
+    blocks = serializers.ListField(child=BlockField(), source="blocks.all")
+
+    class Meta:
+        model = LessonSection
+        fields = ["slug", "title", "blocks"]
+
+
+class LessonOutput(serializers.ModelSerializer):
+    course = serializers.CharField(source="course.slug")
+    sections = SectionOutput(many=True)
+    decks = DeckOutput(many=True)
+    questions = PublicQuestionOutput(many=True)
+    exercises = ExerciseSummaryOutput(many=True)
+
+    class Meta:
+        model = Lesson
+        fields = ["slug", "title", "course", "manual", "subject", "summary", "sections", "decks", "questions", "exercises"]
+
+
+class ConceptOutput(serializers.ModelSerializer):
+    cards = serializers.PrimaryKeyRelatedField(many=True, read_only=True, help_text="Card ids.")
+
+    class Meta:
+        model = Concept
+        fields = ["slug", "name", "definition", "cards"]
+
+
+class ConceptLinkOutput(serializers.ModelSerializer):
+    source = serializers.CharField(source="source.slug")
+    target = serializers.CharField(source="target.slug")
+
+    class Meta:
+        model = ConceptLink
+        fields = ["source", "target", "kind"]
+
+
+class ConceptGraphOutput(serializers.Serializer):
+    course = serializers.CharField()
+    concepts = ConceptOutput(many=True)
+    links = ConceptLinkOutput(many=True)
+
+
+class RegionOutput(serializers.ModelSerializer):
+    cards = serializers.PrimaryKeyRelatedField(many=True, read_only=True, help_text="Card ids.")
+
+    class Meta:
+        model = ExplorerRegion
+        fields = ["slug", "title", "description", "cards"]
+
+
+class SceneOutput(serializers.ModelSerializer):
+    course = serializers.CharField(source="course.slug")
+    model_url = serializers.SerializerMethodField()
+    regions = RegionOutput(many=True)
+
+    class Meta:
+        model = ExplorerScene
+        fields = ["slug", "title", "course", "instructions", "model_url", "regions"]
+
+    def get_model_url(self, scene: ExplorerScene) -> str:
+        return settings.EXPLORER_ASSET_BASE_URL.rstrip("/") + "/" + scene.model_asset.lstrip("/")
+
+
+class SceneListOutput(serializers.ModelSerializer):
+    course = serializers.CharField(source="course.slug")
+
+    class Meta:
+        model = ExplorerScene
+        fields = ["slug", "title", "course", "instructions"]

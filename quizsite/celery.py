@@ -1,0 +1,11 @@
+"""The Celery application; its configuration lives in Django settings under the CELERY_ prefix."""
+
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "quizsite.settings")
+
+app = Celery("quizsite")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()

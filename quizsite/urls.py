@@ -1,0 +1,29 @@
+"""Root URL routes: the admin, the versioned API, its schema and docs, and the health check."""
+
+from django.contrib import admin
+from django.urls import include, path, re_path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from apps.common.api import HealthView
+from apps.common.errors import not_found_view
+
+api_v1 = [
+    path("", include("apps.accounts.urls")),
+    path("", include("apps.content.urls")),
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
+    # Anything else under /api/ is a JSON 404, even with DEBUG on.
+    re_path(r"^.*$", not_found_view),
+]
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("api/v1/", include(api_v1)),
+    re_path(r"^api/.*$", not_found_view),
+    path("healthz", HealthView.as_view(), name="healthz"),
+]
+
+handler400 = "apps.common.errors.bad_request_view"
+handler403 = "apps.common.errors.permission_denied_view"
+handler404 = "apps.common.errors.not_found_view"
+handler500 = "apps.common.errors.server_error_view"

@@ -1,0 +1,1 @@
+"""Grading side: runs learners' pipelines in a sandbox. Imports nothing from Django."""
