@@ -162,13 +162,15 @@ def content_sources_load(
     with transaction.atomic():
         for _, course in courses:
             writer.write_course(course)
+        if progress is not None:
+            progress(total, total)
         if dry_run:
             transaction.set_rollback(True)
     return writer.report
 
 
 def _row_count(course: CourseDoc) -> int:
-    count = 1 + len(course.concepts) + len(course.links)
+    count = 1 + len(course.concepts)
     for lesson in course.lessons:
         count += 1 + len(lesson.sections) + len(lesson.questions) + len(lesson.exercises)
         count += sum(1 + len(deck.cards) for deck in lesson.decks)

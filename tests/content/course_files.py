@@ -1,0 +1,123 @@
+"""Small course documents for loader tests, built as dicts and written as YAML."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+MINIMAL_COURSE: dict[str, Any] = {
+    "version": 1,
+    "slug": "pipelines-101",
+    "title": "Pipelines 101",
+    "lessons": [
+        {
+            "slug": "first-pipeline",
+            "title": "A first pipeline",
+            "sections": [
+                {
+                    "slug": "primitives",
+                    "title": "Primitives",
+                    "blocks": [
+                        {"kind": "prose", "text": "Input pipelines feed the accelerator."},
+                        {
+                            "kind": "terms",
+                            "items": [{"term": "map", "definition": "Transform elements", "card": "basics/map"}],
+                        },
+                        {"kind": "question", "question": "overlap"},
+                    ],
+                }
+            ],
+            "decks": [
+                {
+                    "slug": "basics",
+                    "title": "Basics",
+                    "cards": [
+                        {"slug": "map", "term": "map", "definition": "Transform elements"},
+                        {"slug": "batch", "term": "batch", "definition": "Group samples into mini-batches"},
+                        {"slug": "prefetch", "term": "prefetch", "definition": "Overlap input and compute"},
+                    ],
+                }
+            ],
+            "questions": [
+                {
+                    "slug": "overlap",
+                    "kind": "single_choice",
+                    "prompt": "Which transformation overlaps input work with training?",
+                    "explanation": "prefetch prepares the next batch while the current one trains.",
+                    "choices": [
+                        {"key": "a", "text": "prefetch", "correct": True},
+                        {"key": "b", "text": "cache"},
+                    ],
+                },
+                {
+                    "slug": "format",
+                    "kind": "short_text",
+                    "prompt": "Name a serialized training data format.",
+                    "explanation": "TFRecord is TensorFlow's own record format.",
+                    "accepted_answers": ["TFRecord", "Parquet"],
+                },
+                {
+                    "slug": "batches",
+                    "kind": "numeric",
+                    "prompt": "How many batches of 32 are in 1,024 examples?",
+                    "explanation": "1024 / 32 = 32.",
+                    "answer": 32,
+                    "tolerance": 0,
+                },
+                {
+                    "slug": "pitfalls",
+                    "kind": "multiple_choice",
+                    "prompt": "Which are pitfalls?",
+                    "explanation": "Both slow the pipeline.",
+                    "choices": [
+                        {"key": "a", "text": "Forgetting prefetch", "correct": True},
+                        {"key": "b", "text": "Python threads", "correct": True},
+                        {"key": "c", "text": "Using tf.data"},
+                    ],
+                },
+            ],
+            "exercises": [
+                {
+                    "slug": "first-exercise",
+                    "title": "Batch and prefetch",
+                    "prompt": "Build the pipeline.",
+                    "entry_point": "build_pipeline",
+                    "starter_code": "def build_pipeline(files):\n    ...\n",
+                    "spec": {"references": {"expert": "SECRET-REFERENCE-SOLUTION"}},
+                }
+            ],
+        }
+    ],
+    "concepts": [
+        {"slug": "transformations", "name": "Transformations", "definition": "Ops on datasets.",
+         "cards": ["basics/map", "basics/batch"]},
+        {"slug": "overlap", "name": "Overlap", "definition": "Input work during compute.", "cards": ["basics/prefetch"]},
+    ],
+    "links": [{"source": "transformations", "target": "overlap", "kind": "enables"}],
+    "scenes": [
+        {
+            "slug": "pipeline-scene",
+            "title": "Pipeline",
+            "model_asset": "models/pipeline.glb",
+            "regions": [{"slug": "buffer", "title": "Prefetch buffer", "description": "Holds ready batches.",
+                         "cards": ["basics/prefetch"]}],
+        }
+    ],
+}
+
+
+def minimal_course() -> dict[str, Any]:
+    return copy.deepcopy(MINIMAL_COURSE)
+
+
+def to_yaml(document: dict[str, Any]) -> str:
+    return yaml.safe_dump(document, sort_keys=False, allow_unicode=True)
+
+
+def write_course(folder: Path, document: dict[str, Any], name: str | None = None) -> Path:
+    path = folder / (name or f"{document['slug']}.yaml")
+    path.write_text(to_yaml(document), encoding="utf-8")
+    return path
