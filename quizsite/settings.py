@@ -142,7 +142,8 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", VAR_DIR / "static"))
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
@@ -202,6 +203,11 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "SCHEMA_PATH_PREFIX": "/api/v1",
     "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "BlockKindEnum": "apps.content.models.BlockKind",
+        "QuestionKindEnum": "apps.content.models.QuestionKind",
+        "LinkKindEnum": "apps.content.models.LinkKind",
+    },
 }
 
 # Celery. Without a broker URL the embedded filesystem broker needs nothing installed; it suits
@@ -210,6 +216,8 @@ CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or REDIS_URL or "filesys
 CELERY_RESULT_BACKEND = (
     os.environ.get("CELERY_RESULT_BACKEND") or REDIS_URL or f"file://{VAR_DIR / 'celery-results'}"
 )
+if CELERY_RESULT_BACKEND.startswith("file://"):
+    Path(CELERY_RESULT_BACKEND.removeprefix("file://")).mkdir(parents=True, exist_ok=True)
 if CELERY_BROKER_URL == "filesystem://":
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(VAR_DIR / "broker"),

@@ -166,7 +166,7 @@ _BLOCK_OUTPUTS: dict[str, type[serializers.Serializer]] = {
 @extend_schema_field(
     PolymorphicProxySerializer(
         component_name="LessonBlock",
-        serializers={kind: serializer for kind, serializer in _BLOCK_OUTPUTS.items()},
+        serializers={str(kind): serializer for kind, serializer in _BLOCK_OUTPUTS.items()},
         resource_type_field_name="kind",
     )
 )
