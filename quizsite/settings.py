@@ -158,9 +158,7 @@ EXPLORER_ASSET_BASE_URL = os.environ.get("EXPLORER_ASSET_BASE_URL", "/static/exp
 
 EMAIL_BACKEND = os.environ.get(
     "EMAIL_BACKEND",
-    "django.core.mail.backends.console.EmailBackend"
-    if DEBUG
-    else "django.core.mail.backends.smtp.EmailBackend",
+    "django.core.mail.backends.console.EmailBackend" if DEBUG else "django.core.mail.backends.smtp.EmailBackend",
 )
 EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
 EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "25"))
@@ -213,18 +211,17 @@ SPECTACULAR_SETTINGS = {
 # Celery. Without a broker URL the embedded filesystem broker needs nothing installed; it suits
 # one machine only, so production sets REDIS_URL (or CELERY_BROKER_URL).
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or REDIS_URL or "filesystem://"
-CELERY_RESULT_BACKEND = (
-    os.environ.get("CELERY_RESULT_BACKEND") or REDIS_URL or f"file://{VAR_DIR / 'celery-results'}"
-)
+CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND") or REDIS_URL or f"file://{VAR_DIR / 'celery-results'}"
 if CELERY_RESULT_BACKEND.startswith("file://"):
     Path(CELERY_RESULT_BACKEND.removeprefix("file://")).mkdir(parents=True, exist_ok=True)
 if CELERY_BROKER_URL == "filesystem://":
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(VAR_DIR / "broker"),
         "data_folder_out": str(VAR_DIR / "broker"),
+        "control_folder": str(VAR_DIR / "broker" / "control"),
         "store_processed": False,
     }
-    (VAR_DIR / "broker").mkdir(exist_ok=True)
+    (VAR_DIR / "broker" / "control").mkdir(parents=True, exist_ok=True)
 else:
     # Long grading tasks must not be redelivered to a second worker while the first still runs.
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
