@@ -4,7 +4,7 @@ import os
 
 os.environ.setdefault("SECRET_KEY", "test-suite-only-key-not-secret")
 
-from quizsite.settings import *  # noqa: E402, F403
+from quizsite.settings import *  # noqa: F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"

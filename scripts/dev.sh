@@ -3,11 +3,12 @@
 #   sh scripts/dev.sh install   create or refresh .venv from requirements.txt
 #   sh scripts/dev.sh run       install, migrate, load decks/, reset demo users, start web + worker + beat
 #   sh scripts/dev.sh test      install, then run the whole test suite (extra arguments go to pytest)
+#   sh scripts/dev.sh python    print the Python >= 3.12 that install would use
 set -eu
 
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-VENV="$ROOT/.venv"
+VENV="${QUIZSITE_VENV:-$ROOT/.venv}"
 MIN_PYTHON="3.12"
 
 say() { printf '%s\n' "$*" >&2; }
@@ -127,5 +128,6 @@ case "$command" in
     install) install ;;
     run) run ;;
     test) run_tests "$@" ;;
-    *) say "usage: sh scripts/dev.sh install|run|test [pytest arguments]"; exit 2 ;;
+    python) find_python ;;
+    *) say "usage: sh scripts/dev.sh install|run|test|python [pytest arguments]"; exit 2 ;;
 esac

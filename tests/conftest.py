@@ -18,7 +18,9 @@ FIXTURES_DIR = Path(__file__).resolve().parent / "fixtures"
 
 @pytest.fixture
 def learner(db):
-    return get_user_model().objects.create_user(username="ada", password="correct horse battery", email="ada@example.com")
+    return get_user_model().objects.create_user(
+        username="ada", password="correct horse battery", email="ada@example.com"
+    )
 
 
 @pytest.fixture

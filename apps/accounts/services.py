@@ -42,9 +42,7 @@ def demo_accounts_reset() -> list[DemoAccount]:
     accounts: list[DemoAccount] = []
     for username, is_staff in (("learner", False), ("staff", True)):
         user: AbstractUser
-        user, _ = user_model.objects.get_or_create(
-            username=username, defaults={"email": f"{username}@example.com"}
-        )
+        user, _ = user_model.objects.get_or_create(username=username, defaults={"email": f"{username}@example.com"})
         password = secrets.token_urlsafe(12)
         user.set_password(password)
         user.is_staff = is_staff

@@ -11,10 +11,7 @@ from rest_framework.views import APIView
 
 from apps.common.health import broker_health, database_health, worker_health
 
-
-_component = inline_serializer(
-    "ComponentHealth", {"ok": serializers.BooleanField(), "detail": serializers.CharField()}
-)
+_component = inline_serializer("ComponentHealth", {"ok": serializers.BooleanField(), "detail": serializers.CharField()})
 
 
 class HealthView(APIView):

@@ -35,9 +35,7 @@ class ApiErrorMiddleware:
             and not isinstance(response, JsonResponse)
             and "json" not in response.get("Content-Type", "")
         ):
-            code, message = _GENERIC_ERRORS.get(
-                response.status_code, ("error", "The request failed.")
-            )
+            code, message = _GENERIC_ERRORS.get(response.status_code, ("error", "The request failed."))
             return error_response(response.status_code, code, message)
         return response
 

@@ -105,7 +105,9 @@ class ExerciseDetailView(generics.RetrieveAPIView):
 
 
 class ConceptGraphView(APIView):
-    @extend_schema(summary="A course's concept graph: concepts with their cards, and typed links", responses=ConceptGraphOutput)
+    @extend_schema(
+        summary="A course's concept graph: concepts with their cards, and typed links", responses=ConceptGraphOutput
+    )
     def get(self, request: Request, slug: str) -> Response:
         course, concepts, links = selectors.concept_graph_get(course_slug=slug)
         return Response(ConceptGraphOutput({"course": course.slug, "concepts": concepts, "links": links}).data)

@@ -145,7 +145,11 @@ def scenes_list() -> QuerySet[ExplorerScene]:
 
 
 def scene_get(*, slug: str) -> ExplorerScene:
-    regions = ExplorerRegion.objects.filter(archived=False).order_by("position").prefetch_related(
-        Prefetch("cards", queryset=Card.objects.filter(archived=False).order_by("deck_id", "position"))
+    regions = (
+        ExplorerRegion.objects.filter(archived=False)
+        .order_by("position")
+        .prefetch_related(
+            Prefetch("cards", queryset=Card.objects.filter(archived=False).order_by("deck_id", "position"))
+        )
     )
     return get_object_or_404(scenes_list().prefetch_related(Prefetch("regions", queryset=regions)), slug=slug)

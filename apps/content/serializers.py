@@ -195,7 +195,18 @@ class LessonOutput(serializers.ModelSerializer):
 
     class Meta:
         model = Lesson
-        fields = ["slug", "title", "course", "manual", "subject", "summary", "sections", "decks", "questions", "exercises"]
+        fields = [
+            "slug",
+            "title",
+            "course",
+            "manual",
+            "subject",
+            "summary",
+            "sections",
+            "decks",
+            "questions",
+            "exercises",
+        ]
 
 
 class ConceptOutput(serializers.ModelSerializer):

@@ -15,7 +15,9 @@ def test_token_for_valid_credentials_authenticates(api_client, learner):
     assert response.status_code == 200
     token = response.json()["token"]
     # The same token until revoked.
-    again = api_client.post("/api/v1/auth/token/", {"username": "ada", "password": "correct horse battery"}, format="json")
+    again = api_client.post(
+        "/api/v1/auth/token/", {"username": "ada", "password": "correct horse battery"}, format="json"
+    )
     assert again.json()["token"] == token
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {token}")

@@ -12,8 +12,12 @@ from tests.conftest import REPO_ROOT
 def start_django(**env: str) -> subprocess.CompletedProcess[str]:
     clean = {key: value for key, value in os.environ.items() if key not in {"SECRET_KEY", "DJANGO_DEBUG"}}
     return subprocess.run(
-        [sys.executable, "-c", "import django; django.setup(); from django.conf import settings; "
-         "print(settings.DEBUG, settings.DATABASES['default']['ENGINE'], settings.CELERY_BROKER_URL)"],
+        [
+            sys.executable,
+            "-c",
+            "import django; django.setup(); from django.conf import settings; "
+            "print(settings.DEBUG, settings.DATABASES['default']['ENGINE'], settings.CELERY_BROKER_URL)",
+        ],
         cwd=REPO_ROOT,
         env={**clean, "DJANGO_SETTINGS_MODULE": "quizsite.settings", **env},
         capture_output=True,

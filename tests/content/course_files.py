@@ -92,9 +92,18 @@ MINIMAL_COURSE: dict[str, Any] = {
         }
     ],
     "concepts": [
-        {"slug": "transformations", "name": "Transformations", "definition": "Ops on datasets.",
-         "cards": ["basics/map", "basics/batch"]},
-        {"slug": "overlap", "name": "Overlap", "definition": "Input work during compute.", "cards": ["basics/prefetch"]},
+        {
+            "slug": "transformations",
+            "name": "Transformations",
+            "definition": "Ops on datasets.",
+            "cards": ["basics/map", "basics/batch"],
+        },
+        {
+            "slug": "overlap",
+            "name": "Overlap",
+            "definition": "Input work during compute.",
+            "cards": ["basics/prefetch"],
+        },
     ],
     "links": [{"source": "transformations", "target": "overlap", "kind": "enables"}],
     "scenes": [
@@ -102,8 +111,14 @@ MINIMAL_COURSE: dict[str, Any] = {
             "slug": "pipeline-scene",
             "title": "Pipeline",
             "model_asset": "models/pipeline.glb",
-            "regions": [{"slug": "buffer", "title": "Prefetch buffer", "description": "Holds ready batches.",
-                         "cards": ["basics/prefetch"]}],
+            "regions": [
+                {
+                    "slug": "buffer",
+                    "title": "Prefetch buffer",
+                    "description": "Holds ready batches.",
+                    "cards": ["basics/prefetch"],
+                }
+            ],
         }
     ],
 }

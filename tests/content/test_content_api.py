@@ -37,7 +37,14 @@ def test_lesson_has_ordered_sections_of_typed_blocks(learner_client, shipped_cou
     kinds = {block["kind"] for section in lesson["sections"] for block in section["blocks"]}
     assert {"prose", "terms", "comparison", "steps", "callout", "question", "code"} <= kinds
     terms = next(b for s in lesson["sections"] for b in s["blocks"] if b["kind"] == "terms")
-    assert [item["term"] for item in terms["items"]][:6] == ["map", "batch", "shuffle", "cache", "prefetch", "interleave"]
+    assert [item["term"] for item in terms["items"]][:6] == [
+        "map",
+        "batch",
+        "shuffle",
+        "cache",
+        "prefetch",
+        "interleave",
+    ]
     question_block = next(b for s in lesson["sections"] for b in s["blocks"] if b["kind"] == "question")
     assert set(question_block["question"]) == {"slug", "kind", "prompt", "choices"}
     assert lesson["decks"][0]["card_count"] == Card.objects.filter(deck__slug=DECK, archived=False).count()
@@ -48,7 +55,9 @@ def test_deck_cards_are_paginated_in_order(learner_client, shipped_course):
     assert len(first["results"]) == 10
     assert first["next"] is not None
     everything = learner_client.get(f"/api/v1/decks/{DECK}/cards/?page_size=200").json()
-    expected = list(Card.objects.filter(deck__slug=DECK, archived=False).order_by("position").values_list("slug", flat=True))
+    expected = list(
+        Card.objects.filter(deck__slug=DECK, archived=False).order_by("position").values_list("slug", flat=True)
+    )
     assert [card["slug"] for card in everything["results"]] == expected
 
 
@@ -118,12 +127,21 @@ def test_no_answer_key_in_any_learner_response(learner_client, shipped_course):
         response = learner_client.get(url)
         assert response.status_code == 200, url
         raw += response.content.decode()
-    for key in ('"correct"', '"is_correct"', '"accepted_answers"', '"answer"', '"numeric_answer"', '"tolerance"',
-                '"explanation"', '"spec"', '"references"'):
+    for key in (
+        '"correct"',
+        '"is_correct"',
+        '"accepted_answers"',
+        '"answer"',
+        '"numeric_answer"',
+        '"tolerance"',
+        '"explanation"',
+        '"spec"',
+        '"references"',
+    ):
         assert key not in raw
     for explanation in Question.objects.values_list("explanation", flat=True):
         assert json.dumps(explanation)[1:-1] not in raw
-    # Accepted answers may legitimately be words of the lesson; check the short-text ones never sit next to their question.
+    # Accepted answers can be ordinary words of the lesson, so look for them only beside their own question.
     for question in Question.objects.filter(kind="short_text"):
         body = learner_client.get(f"/api/v1/questions/{question.slug}/").content.decode()
         for answer in AcceptedAnswer.objects.filter(question=question).values_list("text", flat=True):

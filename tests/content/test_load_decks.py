@@ -58,7 +58,12 @@ def test_shipped_course_loads_with_the_promised_content():
     assert Card.objects.filter(deck__lesson=lesson, archived=False).count() >= 24
     questions = Question.objects.filter(lesson=lesson)
     assert questions.count() >= 16
-    assert set(questions.values_list("kind", flat=True)) == {"single_choice", "multiple_choice", "short_text", "numeric"}
+    assert set(questions.values_list("kind", flat=True)) == {
+        "single_choice",
+        "multiple_choice",
+        "short_text",
+        "numeric",
+    }
     uncovered = Card.objects.filter(deck__lesson__course=course, archived=False, concepts__isnull=True)
     assert list(uncovered) == []
     assert course.scenes.get().regions.count() >= 4

@@ -50,7 +50,10 @@ def course_doc_build(*, course: Course) -> CourseDoc:
         ExplorerScene.objects.filter(course=course)
         .order_by("position")
         .prefetch_related(
-            Prefetch("regions", queryset=ExplorerRegion.objects.prefetch_related(Prefetch("cards", queryset=cards_with_decks)))
+            Prefetch(
+                "regions",
+                queryset=ExplorerRegion.objects.prefetch_related(Prefetch("cards", queryset=cards_with_decks)),
+            )
         )
     )
     document: dict[str, Any] = {

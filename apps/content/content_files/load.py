@@ -200,7 +200,12 @@ class _ContentWriter:
         course = self._upsert_one(
             Course,
             slug=doc.slug,
-            values={"title": doc.title, "subject": doc.subject, "description": doc.description, "archived": doc.archived},
+            values={
+                "title": doc.title,
+                "subject": doc.subject,
+                "description": doc.description,
+                "archived": doc.archived,
+            },
         )
         lessons = self.upsert(
             Lesson,
@@ -418,9 +423,10 @@ class _ContentWriter:
         """
         counts = self.report.for_model(model)
         slugs = [row["slug"] for row in rows]
+        wanted = set(slugs)
         current_filter = Q(**parent) | Q(slug__in=slugs) if site_wide else Q(**parent)
         current = {obj.slug: obj for obj in model.objects.filter(current_filter)}
-        gone = sorted((obj for slug, obj in current.items() if slug not in set(slugs)), key=lambda o: o.position)
+        gone = sorted((obj for slug, obj in current.items() if slug not in wanted), key=lambda o: o.position)
         if removed == "delete" and gone:
             model.objects.filter(pk__in=[obj.pk for obj in gone]).delete()
             counts.deleted += len(gone)
@@ -452,7 +458,7 @@ class _ContentWriter:
             model.objects.filter(pk__in=moved).update(position=-F("position") - 1)
         for chunk in _chunks(updates):
             for obj, changed in chunk:
-                if changed.get("archived") is True and not obj.archived and obj.slug not in slugs:
+                if changed.get("archived") is True and not obj.archived and obj.slug not in wanted:
                     counts.archived += 1
                 else:
                     counts.updated += 1

@@ -7,6 +7,9 @@ from typing import Any
 
 import yaml
 
+# libyaml's parser is about ten times faster than the pure-Python one and reports the same marks.
+SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 Location = tuple[str | int, ...]
 
 
@@ -82,7 +85,7 @@ def _index_nodes(
 
 
 def parse_source(source: ContentSource) -> tuple[ParsedFile | None, list[ContentError]]:
-    loader = yaml.SafeLoader(source.text)
+    loader = SafeLoader(source.text)
     try:
         node = loader.get_single_node()
         if node is None:

@@ -55,15 +55,11 @@ def course_doc_from_file(parsed: ParsedFile) -> tuple[CourseDoc | None, list[Con
         return None, errors
 
 
-def _duplicates(
-    parsed: ParsedFile, items: Iterable[tuple[Location, str]], what: str
-) -> list[ContentError]:
+def _duplicates(parsed: ParsedFile, items: Iterable[tuple[Location, str]], what: str) -> list[ContentError]:
     items = list(items)
     counts = Counter(key for _, key in items)
     return [
-        parsed.error(location, f"{what} {key!r} is used more than once")
-        for location, key in items
-        if counts[key] > 1
+        parsed.error(location, f"{what} {key!r} is used more than once") for location, key in items if counts[key] > 1
     ]
 
 
@@ -80,7 +76,9 @@ def _question_errors(parsed: ParsedFile, question: QuestionDoc, at: Location) ->
             errors.append(parsed.error((*at, "choices"), "a choice question needs at least two choices"))
         elif question.kind == "single_choice" and correct != 1:
             errors.append(
-                parsed.error((*at, "choices"), f"a single_choice question needs exactly one correct choice, not {correct}")
+                parsed.error(
+                    (*at, "choices"), f"a single_choice question needs exactly one correct choice, not {correct}"
+                )
             )
         elif question.kind == "multiple_choice" and correct < 1:
             errors.append(parsed.error((*at, "choices"), "a multiple_choice question needs a correct choice"))
@@ -133,13 +131,13 @@ def _lesson_errors(parsed: ParsedFile, lesson: LessonDoc, at: Location, card_ref
         for b, block in enumerate(section.blocks):
             block_at = (*at, "sections", s, "blocks", b)
             if block.kind == "question" and block.question not in question_slugs:
-                errors.append(
-                    parsed.error((*block_at, "question"), f"no question {block.question!r} in this lesson")
-                )
+                errors.append(parsed.error((*block_at, "question"), f"no question {block.question!r} in this lesson"))
             if block.kind == "terms":
                 for i, item in enumerate(block.items):
                     if item.card is not None and item.card not in card_refs:
-                        errors.append(parsed.error((*block_at, "items", i, "card"), f"no card {item.card!r} in this course"))
+                        errors.append(
+                            parsed.error((*block_at, "items", i, "card"), f"no card {item.card!r} in this course")
+                        )
     return errors
 
 
@@ -147,9 +145,7 @@ def course_doc_errors(parsed: ParsedFile, course: CourseDoc) -> list[ContentErro
     """Every rule that one file can check on its own."""
     errors: list[ContentError] = []
     lessons = course.lessons
-    card_refs = {
-        f"{deck.slug}/{card.slug}" for lesson in lessons for deck in lesson.decks for card in deck.cards
-    }
+    card_refs = {f"{deck.slug}/{card.slug}" for lesson in lessons for deck in lesson.decks for card in deck.cards}
     active_cards = {
         f"{deck.slug}/{card.slug}"
         for lesson in lessons
@@ -198,7 +194,9 @@ def course_doc_errors(parsed: ParsedFile, course: CourseDoc) -> list[ContentErro
         for r, region in enumerate(scene.regions):
             for i, ref in enumerate(region.cards):
                 if ref not in card_refs:
-                    errors.append(parsed.error(("scenes", s, "regions", r, "cards", i), f"no card {ref!r} in this course"))
+                    errors.append(
+                        parsed.error(("scenes", s, "regions", r, "cards", i), f"no card {ref!r} in this course")
+                    )
     return errors
 
 

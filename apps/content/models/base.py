@@ -14,9 +14,7 @@ class TimestampedModel(models.Model):
 class ArchivableModel(TimestampedModel):
     """Content that learners may have history on: it is archived, never deleted, when removed."""
 
-    archived = models.BooleanField(
-        default=False, help_text="Hidden from learners and from new study; history is kept."
-    )
+    archived = models.BooleanField(default=False, help_text="Hidden from learners and from new study; history is kept.")
 
     class Meta:
         abstract = True

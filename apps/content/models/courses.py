@@ -81,9 +81,7 @@ class LessonBlock(TimestampedModel):
         ordering = ["section_id", "position"]
         constraints = [
             models.UniqueConstraint(fields=["section", "position"], name="block_position_unique"),
-            models.CheckConstraint(
-                condition=Q(kind__in=BlockKind.values), name="block_kind_valid"
-            ),
+            models.CheckConstraint(condition=Q(kind__in=BlockKind.values), name="block_kind_valid"),
             models.CheckConstraint(
                 condition=(Q(kind=BlockKind.QUESTION) & Q(question__isnull=False))
                 | (~Q(kind=BlockKind.QUESTION) & Q(question__isnull=True)),

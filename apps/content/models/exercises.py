@@ -11,9 +11,7 @@ class PipelineExercise(ArchivableModel):
     slug = models.SlugField(max_length=80, unique=True)
     title = models.CharField(max_length=200)
     prompt = models.TextField()
-    entry_point = models.CharField(
-        max_length=80, help_text="Name of the function the learner's code must define."
-    )
+    entry_point = models.CharField(max_length=80, help_text="Name of the function the learner's code must define.")
     starter_code = models.TextField(blank=True)
     spec = models.JSONField(
         default=dict,

@@ -28,20 +28,10 @@ class Question(ArchivableModel):
         ordering = ["lesson_id", "position"]
         constraints = [
             models.UniqueConstraint(fields=["lesson", "position"], name="question_position_unique"),
+            models.CheckConstraint(condition=Q(kind__in=QuestionKind.values), name="question_kind_valid"),
             models.CheckConstraint(
-                condition=Q(kind__in=QuestionKind.values), name="question_kind_valid"
-            ),
-            models.CheckConstraint(
-                condition=(
-                    Q(kind=QuestionKind.NUMERIC)
-                    & Q(numeric_answer__isnull=False)
-                    & Q(tolerance__gte=0)
-                )
-                | (
-                    ~Q(kind=QuestionKind.NUMERIC)
-                    & Q(numeric_answer__isnull=True)
-                    & Q(tolerance__isnull=True)
-                ),
+                condition=(Q(kind=QuestionKind.NUMERIC) & Q(numeric_answer__isnull=False) & Q(tolerance__gte=0))
+                | (~Q(kind=QuestionKind.NUMERIC) & Q(numeric_answer__isnull=True) & Q(tolerance__isnull=True)),
                 name="question_numeric_answer_iff_numeric",
             ),
         ]
@@ -69,9 +59,7 @@ class Choice(TimestampedModel):
 
 
 class AcceptedAnswer(TimestampedModel):
-    question = models.ForeignKey(
-        Question, on_delete=models.CASCADE, related_name="accepted_answers"
-    )
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="accepted_answers")
     text = models.CharField(max_length=200)
     position = models.IntegerField()
 
@@ -79,9 +67,7 @@ class AcceptedAnswer(TimestampedModel):
         ordering = ["question_id", "position"]
         constraints = [
             models.UniqueConstraint(fields=["question", "text"], name="accepted_answer_unique"),
-            models.UniqueConstraint(
-                fields=["question", "position"], name="accepted_answer_position_unique"
-            ),
+            models.UniqueConstraint(fields=["question", "position"], name="accepted_answer_position_unique"),
         ]
 
     def __str__(self) -> str:
