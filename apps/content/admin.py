@@ -16,7 +16,6 @@ from django.shortcuts import redirect
 from django.template.defaultfilters import filesizeformat
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path
-from django.utils import timezone
 from django.utils.text import Truncator
 
 from apps.content.content_files.load import LoadReport, content_sources_load
@@ -37,6 +36,7 @@ from apps.content.models import (
     PipelineExercise,
     Question,
 )
+from apps.content.services import content_archived_set
 
 # The largest course file in decks/ is well under 1 MB; 5 MB leaves room to grow while keeping a
 # mistaken upload (a dataset, a model file) from being parsed in the web process.
@@ -125,8 +125,7 @@ class ArchivableAdmin(PositionedAdmin):
         self._set_archived(request, queryset, archived=False)
 
     def _set_archived(self, request: HttpRequest, queryset: QuerySet[Any], *, archived: bool) -> None:
-        # update() skips auto_now, so updated_at is set here to keep "last changed" honest.
-        count = queryset.exclude(archived=archived).update(archived=archived, updated_at=timezone.now())
+        count = content_archived_set(items=queryset, archived=archived)
         verb = "Archived" if archived else "Restored"
         self.message_user(request, f"{verb} {count} {self.opts.verbose_name_plural}.", messages.SUCCESS)
 
