@@ -1,13 +1,13 @@
 """Root URL routes: the admin, the versioned API, its schema and docs, and the health check."""
 
 from django.contrib import admin
-from django.urls import include, path, re_path
+from django.urls import URLPattern, URLResolver, include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from apps.common.api import HealthView
 from apps.common.errors import not_found_view
 
-api_v1 = [
+api_v1: list[URLPattern | URLResolver] = [
     path("", include("apps.accounts.urls")),
     path("", include("apps.content.urls")),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),

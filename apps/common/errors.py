@@ -17,8 +17,8 @@ logger = logging.getLogger(__name__)
 class DomainError(Exception):
     """Raised by services; the code and status reach the client unchanged."""
 
-    status_code = status.HTTP_400_BAD_REQUEST
-    code = "invalid"
+    status_code: int = status.HTTP_400_BAD_REQUEST
+    code: str = "invalid"
 
     def __init__(self, message: str, *, fields: dict[str, list[str]] | None = None) -> None:
         super().__init__(message)

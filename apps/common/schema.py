@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
 from rest_framework import serializers
@@ -11,7 +11,8 @@ from rest_framework import serializers
 class ErrorDetailSerializer(serializers.Serializer):
     code = serializers.CharField(help_text="Stable machine-readable code, e.g. not_found.")
     message = serializers.CharField(help_text="What went wrong, for people.")
-    fields = serializers.DictField(
+    # Named like Serializer.fields: DRF moves declared fields aside, so the property is untouched.
+    fields = serializers.DictField(  # type: ignore[assignment]
         child=serializers.ListField(child=serializers.CharField()),
         help_text="Per-field messages, keyed by the field's dotted path.",
     )
@@ -22,7 +23,7 @@ class ErrorSerializer(serializers.Serializer):
 
 
 class AutoSchema(SpectacularAutoSchema):
-    def _get_response_bodies(self, direction: str = "response") -> dict[str, Any]:
+    def _get_response_bodies(self, direction: Literal["request", "response"] = "response") -> dict[str, Any]:
         responses: dict[str, Any] = super()._get_response_bodies(direction)
         error_codes = ["401", "403", "404", "405", "500"]
         if self.method in {"POST", "PUT", "PATCH"}:

@@ -45,7 +45,9 @@ YAML_SUFFIXES = (".yaml", ".yml")
 PASTED_SOURCE_NAME = "pasted text"
 
 # Long text fields as short textareas, so tabular inlines stay readable.
-COMPACT_TEXT = {models.TextField: {"widget": forms.Textarea(attrs={"rows": 2, "cols": 50})}}
+COMPACT_TEXT: dict[type[models.Field[Any, Any]], dict[str, Any]] = {
+    models.TextField: {"widget": forms.Textarea(attrs={"rows": 2, "cols": 50})}
+}
 
 
 def _excerpt(text: str, words: int = 12) -> str:
@@ -71,6 +73,7 @@ class PositionChangeListFormSet(BaseModelFormSet):
         if any(self.errors) or not self.position_parent:
             return
         parent_column = f"{self.position_parent}_id"
+        assert self.model is not None  # noqa: S101 - a model formset always has its model
         claimed: set[tuple[Any, int]] = set()
         for form in self.forms:
             if "position" not in form.changed_data:
@@ -259,7 +262,7 @@ class MultipleFileField(forms.FileField):
 
 
 class ImportYamlForm(forms.Form):
-    files = MultipleFileField(
+    course_files = MultipleFileField(
         required=False,
         label="Course files",
         help_text=f"One or more .yaml files, UTF-8, at most {filesizeformat(MAX_UPLOAD_BYTES)} each.",
@@ -274,10 +277,10 @@ class ImportYamlForm(forms.Form):
     )
     dry_run = forms.BooleanField(required=False, label="Validate only (write nothing)", label_suffix="")
 
-    def clean_files(self) -> list[ContentSource]:
+    def clean_course_files(self) -> list[ContentSource]:
         sources: list[ContentSource] = []
         problems: list[ValidationError] = []
-        for upload in self.cleaned_data["files"]:
+        for upload in self.cleaned_data["course_files"]:
             name = upload.name or "upload"
             if not name.lower().endswith(YAML_SUFFIXES):
                 problems.append(ValidationError(f"{name}: only .yaml or .yml files can be imported."))
@@ -307,7 +310,7 @@ class ImportYamlForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
-        sources: list[ContentSource] = list(cleaned.get("files") or [])
+        sources: list[ContentSource] = list(cleaned.get("course_files") or [])
         text = cleaned.get("text") or ""
         if text.strip():
             sources.append(ContentSource(PASTED_SOURCE_NAME, text))

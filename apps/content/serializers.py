@@ -210,7 +210,9 @@ class LessonOutput(serializers.ModelSerializer):
 
 
 class ConceptOutput(serializers.ModelSerializer):
-    cards = serializers.PrimaryKeyRelatedField(many=True, read_only=True, help_text="Card ids.")
+    cards: serializers.PrimaryKeyRelatedField[Card] = serializers.PrimaryKeyRelatedField(
+        many=True, read_only=True, help_text="Card ids."
+    )
 
     class Meta:
         model = Concept
@@ -218,7 +220,8 @@ class ConceptOutput(serializers.ModelSerializer):
 
 
 class ConceptLinkOutput(serializers.ModelSerializer):
-    source = serializers.CharField(source="source.slug")
+    # A declared field named like Field.source: DRF moves it into _declared_fields, so no clash at run time.
+    source = serializers.CharField(source="source.slug")  # type: ignore[assignment]
     target = serializers.CharField(source="target.slug")
 
     class Meta:
@@ -233,7 +236,9 @@ class ConceptGraphOutput(serializers.Serializer):
 
 
 class RegionOutput(serializers.ModelSerializer):
-    cards = serializers.PrimaryKeyRelatedField(many=True, read_only=True, help_text="Card ids.")
+    cards: serializers.PrimaryKeyRelatedField[Card] = serializers.PrimaryKeyRelatedField(
+        many=True, read_only=True, help_text="Card ids."
+    )
 
     class Meta:
         model = ExplorerRegion

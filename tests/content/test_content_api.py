@@ -62,7 +62,7 @@ def test_deck_cards_are_paginated_in_order(learner_client, shipped_course):
 
 
 def test_archived_cards_and_decks_are_hidden(learner_client, shipped_course):
-    card = Card.objects.filter(deck__slug=DECK).first()
+    card = Card.objects.filter(deck__slug=DECK).order_by("position")[0]
     card.archived = True
     card.save()
     slugs = [c["slug"] for c in learner_client.get(f"/api/v1/decks/{DECK}/cards/?page_size=200").json()["results"]]

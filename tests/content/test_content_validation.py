@@ -18,7 +18,7 @@ from tests.content.course_files import minimal_course, to_yaml, write_course
 
 pytestmark = pytest.mark.django_db
 
-Mutation = Callable[[dict[str, Any]], None]
+Mutation = Callable[[dict[str, Any]], object]
 
 
 def lesson(doc: dict[str, Any]) -> dict[str, Any]:

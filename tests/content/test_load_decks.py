@@ -9,6 +9,7 @@ import pytest
 import yaml
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.db import models
 
 from apps.content.content_files.export import course_doc_build
 from apps.content.content_files.schema import CourseDoc
@@ -29,7 +30,18 @@ from tests.content.course_files import minimal_course, write_course
 
 pytestmark = pytest.mark.django_db
 
-CONTENT_MODELS = [Course, Lesson, Deck, Card, Question, Choice, LessonBlock, Concept, ConceptLink, ExplorerRegion]
+CONTENT_MODELS: list[type[models.Model]] = [
+    Course,
+    Lesson,
+    Deck,
+    Card,
+    Question,
+    Choice,
+    LessonBlock,
+    Concept,
+    ConceptLink,
+    ExplorerRegion,
+]
 
 
 def load(*paths: Path, dry_run: bool = False) -> tuple[str, str]:
@@ -41,7 +53,8 @@ def load(*paths: Path, dry_run: bool = False) -> tuple[str, str]:
 
 def row_versions() -> dict[str, list[tuple[int, object]]]:
     return {
-        model.__name__: list(model.objects.order_by("pk").values_list("pk", "updated_at")) for model in CONTENT_MODELS
+        model.__name__: list(model._default_manager.order_by("pk").values_list("pk", "updated_at"))
+        for model in CONTENT_MODELS
     }
 
 

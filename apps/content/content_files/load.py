@@ -137,7 +137,7 @@ def _cross_file_errors(courses: list[tuple[ParsedFile, CourseDoc]]) -> list[Cont
             model, course_path = _SITE_WIDE_MODELS[kind]
             slugs = [slug for _, slug in items]
             owners = dict(
-                model.objects.filter(slug__in=slugs)
+                model._default_manager.filter(slug__in=slugs)
                 .exclude(**{course_path: course.slug})
                 .values_list("slug", course_path)
             )
@@ -391,9 +391,9 @@ class _ContentWriter:
 
     def _upsert_one(self, model: type[models.Model], *, slug: str, values: dict[str, Any]) -> Any:
         counts = self.report.for_model(model)
-        obj = model.objects.filter(slug=slug).first()
+        obj = model._default_manager.filter(slug=slug).first()
         if obj is None:
-            obj = model.objects.create(slug=slug, **values)
+            obj = model._default_manager.create(slug=slug, **values)
             counts.created += 1
         else:
             changed = [name for name, value in values.items() if getattr(obj, name) != value]
@@ -425,10 +425,11 @@ class _ContentWriter:
         slugs = [row["slug"] for row in rows]
         wanted = set(slugs)
         current_filter = Q(**parent) | Q(slug__in=slugs) if site_wide else Q(**parent)
-        current = {obj.slug: obj for obj in model.objects.filter(current_filter)}
+        manager: Any = model._default_manager
+        current: dict[str, Any] = {obj.slug: obj for obj in manager.filter(current_filter)}
         gone = sorted((obj for slug, obj in current.items() if slug not in wanted), key=lambda o: o.position)
         if removed == "delete" and gone:
-            model.objects.filter(pk__in=[obj.pk for obj in gone]).delete()
+            model._default_manager.filter(pk__in=[obj.pk for obj in gone]).delete()
             counts.deleted += len(gone)
             gone = []
 
@@ -455,7 +456,7 @@ class _ContentWriter:
         self._advance(unchanged)
         # Free the positions being rewritten first, so no row collides on its way to a new place.
         if moved:
-            model.objects.filter(pk__in=moved).update(position=-F("position") - 1)
+            model._default_manager.filter(pk__in=moved).update(position=-F("position") - 1)
         for chunk in _chunks(updates):
             for obj, changed in chunk:
                 if changed.get("archived") is True and not obj.archived and obj.slug not in wanted:
@@ -467,9 +468,9 @@ class _ContentWriter:
                 obj.save(update_fields=[*changed, "updated_at"])
             self._advance(len(chunk))
 
-        new_objects = [model(**target) for obj, target in targets if obj is None]
+        new_objects: list[Any] = [model(**target) for obj, target in targets if obj is None]
         for chunk in _chunks(new_objects):
-            model.objects.bulk_create(chunk)
+            model._default_manager.bulk_create(chunk)
             self.created.update((model, obj.pk) for obj in chunk)
             counts.created += len(chunk)
             self._advance(len(chunk))
@@ -481,12 +482,12 @@ class _ContentWriter:
         counts = self.report.for_model(model)
         desired = [{**row, "position": position} for position, row in enumerate(rows)]
         names = list(desired[0]) if desired else ["position"]
-        current = list(model.objects.filter(scope).order_by("position").values(*names))
+        current = list(model._default_manager.filter(scope).order_by("position").values(*names))
         if current == desired:
             counts.unchanged += len(desired)
             return
-        counts.deleted += model.objects.filter(scope).delete()[1].get(model._meta.label, 0)
-        model.objects.bulk_create([model(**row) for row in desired])
+        counts.deleted += model._default_manager.filter(scope).delete()[1].get(model._meta.label, 0)
+        model._default_manager.bulk_create([model(**row) for row in desired])
         counts.created += len(desired)
 
     def _set_cards(self, obj: Concept | ExplorerRegion, card_ids: list[int]) -> None:

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 from apps.content.content_files.schema import SLUG_PATTERN, CourseDoc, LessonDoc, QuestionDoc
 from apps.content.content_files.source import ContentError, Location, ParsedFile
@@ -31,7 +32,7 @@ def _data_location(data: Any, pydantic_location: tuple[Any, ...]) -> Location:
     return tuple(location)
 
 
-def _message(error: dict[str, Any]) -> str:
+def _message(error: ErrorDetails) -> str:
     if error["type"] == "string_pattern_mismatch" and error.get("ctx", {}).get("pattern") == SLUG_PATTERN:
         return _SLUG_HINT
     if error["type"] == "missing":
