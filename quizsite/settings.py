@@ -65,6 +65,7 @@ INSTALLED_APPS = [
     "apps.common",
     "apps.accounts",
     "apps.content",
+    "apps.srs",
 ]
 
 MIDDLEWARE = [

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from django.db.models import Count, Prefetch, Q, QuerySet
 from django.shortcuts import get_object_or_404
 
@@ -153,3 +155,16 @@ def scene_get(*, slug: str) -> ExplorerScene:
         )
     )
     return get_object_or_404(scenes_list().prefetch_related(Prefetch("regions", queryset=regions)), slug=slug)
+
+
+def visible_card_ids(*, card_ids: Iterable[int]) -> set[int]:
+    """Which of these cards a learner may study: not archived, nor in an archived deck, lesson or course."""
+    return set(
+        Card.objects.filter(
+            pk__in=set(card_ids),
+            archived=False,
+            deck__archived=False,
+            deck__lesson__archived=False,
+            deck__lesson__course__archived=False,
+        ).values_list("pk", flat=True)
+    )

@@ -1,0 +1,1 @@
+"""Spaced repetition: learners' memory of cards, reviews, the study queue, scores and statistics."""

@@ -1,0 +1,76 @@
+"""A learner's scheduling settings as the core's SchedulerConfig, and its stored profile."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict
+from datetime import datetime, time, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from django.db import IntegrityError, transaction
+
+from apps.srs.models import SchedulerProfile, SchedulingSettings
+from apps.srs.scheduling import DEFAULT_PARAMETERS, SchedulerConfig
+
+
+def scheduling_settings_get(*, learner: Any) -> SchedulingSettings:
+    """The learner's settings; an unsaved row with the defaults when they never changed any."""
+    found = SchedulingSettings.objects.filter(learner=learner).first()
+    return found if found is not None else SchedulingSettings(learner=learner)
+
+
+def scheduler_config_from_settings(settings: SchedulingSettings) -> SchedulerConfig:
+    return SchedulerConfig(
+        desired_retention=float(settings.desired_retention),
+        learning_steps=tuple(int(s) for s in settings.learning_steps),
+        relearning_steps=tuple(int(s) for s in settings.relearning_steps),
+        maximum_interval=int(settings.maximum_interval_days),
+        parameters=tuple(float(w) for w in settings.fsrs_parameters)
+        if settings.fsrs_parameters
+        else DEFAULT_PARAMETERS,
+    )
+
+
+def _config_json(config: SchedulerConfig) -> dict[str, Any]:
+    data = asdict(config)
+    return {key: list(value) if isinstance(value, tuple) else value for key, value in data.items()}
+
+
+def scheduler_config_from_json(data: dict[str, Any]) -> SchedulerConfig:
+    return SchedulerConfig(
+        desired_retention=float(data["desired_retention"]),
+        learning_steps=tuple(data["learning_steps"]),
+        relearning_steps=tuple(data["relearning_steps"]),
+        maximum_interval=int(data["maximum_interval"]),
+        parameters=tuple(float(w) for w in data["parameters"]),
+    )
+
+
+def scheduler_profile_id(config: SchedulerConfig) -> int:
+    """The id of the stored profile for this configuration, created on first use."""
+    payload = _config_json(config)
+    digest = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+    profile = SchedulerProfile.objects.filter(digest=digest).first()
+    if profile is None:
+        try:
+            with transaction.atomic():
+                profile = SchedulerProfile.objects.create(digest=digest, config=payload)
+        except IntegrityError:
+            profile = SchedulerProfile.objects.get(digest=digest)
+    return profile.pk
+
+
+def learner_day_bounds(settings: SchedulingSettings, *, now: datetime) -> tuple[datetime, datetime]:
+    """The start and end of the learner's current day: local midnight shifted by day_start_hour.
+
+    Built from the local calendar date, so a daylight-saving change makes a 23- or 25-hour day,
+    never a skipped or doubled one.
+    """
+    zone = ZoneInfo(settings.timezone)
+    local = now.astimezone(zone) - timedelta(hours=settings.day_start_hour)
+    day = local.date()
+    start = datetime.combine(day, time(settings.day_start_hour), tzinfo=zone)
+    end = datetime.combine(day + timedelta(days=1), time(settings.day_start_hour), tzinfo=zone)
+    return start, end

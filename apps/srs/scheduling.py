@@ -1,0 +1,236 @@
+"""The scheduling core: FSRS memory states in and out of the `fsrs` package. Pure: no Django, no I/O.
+
+Everything the database stores about a learner's memory of a card converts to and from `fsrs`
+objects here and nowhere else. Times are timezone-aware UTC.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field, replace
+from datetime import UTC, datetime, timedelta
+from enum import IntEnum
+from typing import Any
+
+import fsrs
+from fsrs import scheduler as fsrs_scheduler
+
+DEFAULT_PARAMETERS: tuple[float, ...] = tuple(fsrs.Scheduler().parameters)
+DEFAULT_LEARNING_STEPS_SECONDS: tuple[int, ...] = (60, 600)
+DEFAULT_RELEARNING_STEPS_SECONDS: tuple[int, ...] = (600,)
+DEFAULT_MAXIMUM_INTERVAL_DAYS = 36_500
+
+
+class Rating(IntEnum):
+    AGAIN = 1
+    HARD = 2
+    GOOD = 3
+    EASY = 4
+
+
+class MemoryStage(IntEnum):
+    """FSRS's states; a card a learner has never reviewed has no memory state at all ("new")."""
+
+    LEARNING = 1
+    REVIEW = 2
+    RELEARNING = 3
+
+
+@dataclass(frozen=True)
+class SchedulerConfig:
+    desired_retention: float = 0.9
+    learning_steps: tuple[int, ...] = DEFAULT_LEARNING_STEPS_SECONDS
+    relearning_steps: tuple[int, ...] = DEFAULT_RELEARNING_STEPS_SECONDS
+    maximum_interval: int = DEFAULT_MAXIMUM_INTERVAL_DAYS
+    parameters: tuple[float, ...] = DEFAULT_PARAMETERS
+
+    def scheduler(self) -> fsrs.Scheduler:
+        return _scheduler_for(self)
+
+
+_scheduler_cache: dict[SchedulerConfig, fsrs.Scheduler] = {}
+
+
+def _scheduler_for(config: SchedulerConfig) -> fsrs.Scheduler:
+    scheduler = _scheduler_cache.get(config)
+    if scheduler is None:
+        scheduler = fsrs.Scheduler(
+            parameters=config.parameters,
+            desired_retention=config.desired_retention,
+            learning_steps=[timedelta(seconds=s) for s in config.learning_steps],
+            relearning_steps=[timedelta(seconds=s) for s in config.relearning_steps],
+            maximum_interval=config.maximum_interval,
+            enable_fuzzing=True,
+        )
+        if len(_scheduler_cache) > 256:
+            _scheduler_cache.clear()
+        _scheduler_cache[config] = scheduler
+    return scheduler
+
+
+@dataclass(frozen=True)
+class MemoryState:
+    """One learner's memory of one card after at least one review."""
+
+    stage: MemoryStage
+    step: int | None
+    stability: float
+    difficulty: float
+    due: datetime
+    last_review: datetime
+    reps: int = 0
+    lapses: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["stage"] = int(self.stage)
+        data["due"] = self.due.isoformat()
+        data["last_review"] = self.last_review.isoformat()
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> MemoryState:
+        return cls(
+            stage=MemoryStage(data["stage"]),
+            step=data["step"],
+            stability=float(data["stability"]),
+            difficulty=float(data["difficulty"]),
+            due=datetime.fromisoformat(data["due"]).astimezone(UTC),
+            last_review=datetime.fromisoformat(data["last_review"]).astimezone(UTC),
+            reps=int(data.get("reps", 0)),
+            lapses=int(data.get("lapses", 0)),
+        )
+
+
+def to_fsrs_card(state: MemoryState | None, *, card_id: int = 0) -> fsrs.Card:
+    if state is None:
+        # FSRS-6 has no "new" state: a never-reviewed card is Learning at step 0 with no memory yet.
+        return fsrs.Card(card_id=card_id or None, state=fsrs.State.Learning, step=0)
+    return fsrs.Card(
+        card_id=card_id or None,
+        state=fsrs.State(int(state.stage)),
+        step=state.step,
+        stability=state.stability,
+        difficulty=state.difficulty,
+        due=state.due,
+        last_review=state.last_review,
+    )
+
+
+def from_fsrs_card(card: fsrs.Card, *, reps: int, lapses: int) -> MemoryState:
+    assert card.stability is not None and card.difficulty is not None and card.last_review is not None  # noqa: S101
+    return MemoryState(
+        stage=MemoryStage(int(card.state)),
+        step=card.step,
+        stability=float(card.stability),
+        difficulty=float(card.difficulty),
+        due=card.due.astimezone(UTC),
+        last_review=card.last_review.astimezone(UTC),
+        reps=reps,
+        lapses=lapses,
+    )
+
+
+_fuzz_lock = threading.Lock()
+
+
+@contextmanager
+def _seeded_fuzz(seed: str) -> Iterator[None]:
+    """Make fsrs's interval fuzz a function of `seed`, so replaying a history gives the same dates.
+
+    fsrs draws fuzz from the module-level `random()`; it is swapped for a seeded generator's, under
+    a lock, for the duration of one review.
+    """
+    generator = random.Random(seed)  # noqa: S311 - scheduling fuzz, not security
+    with _fuzz_lock:
+        original = fsrs_scheduler.random
+        fsrs_scheduler.random = generator.random
+        try:
+            yield
+        finally:
+            fsrs_scheduler.random = original
+
+
+def _require_utc(moment: datetime) -> datetime:
+    if moment.tzinfo is None:
+        raise ValueError("datetimes must be timezone-aware")
+    return moment.astimezone(UTC)
+
+
+def review(
+    state: MemoryState | None,
+    *,
+    rating: Rating,
+    reviewed_at: datetime,
+    config: SchedulerConfig,
+    fuzz_seed: str,
+) -> MemoryState:
+    """The memory state after one review; `fuzz_seed` fixes the interval fuzz (use the review's id)."""
+    reviewed_at = _require_utc(reviewed_at)
+    if state is not None and reviewed_at < state.last_review:
+        raise ValueError("a review cannot precede the card's last review; replay the history instead")
+    with _seeded_fuzz(fuzz_seed):
+        card, _ = config.scheduler().review_card(to_fsrs_card(state), fsrs.Rating(int(rating)), reviewed_at)
+    lapsed = state is not None and state.stage == MemoryStage.REVIEW and rating == Rating.AGAIN
+    return from_fsrs_card(
+        card,
+        reps=(state.reps if state else 0) + 1,
+        lapses=(state.lapses if state else 0) + int(lapsed),
+    )
+
+
+@dataclass(frozen=True, order=True)
+class ReviewEvent:
+    """One review of a history, as replay needs it; ordered by time, then id for equal times."""
+
+    reviewed_at: datetime
+    review_id: str
+    rating: Rating = field(compare=False)
+    config: SchedulerConfig = field(compare=False, default_factory=SchedulerConfig)
+
+
+def replay(events: Iterable[ReviewEvent]) -> list[MemoryState]:
+    """The state after each review of a history, applied in time order whatever order they came in."""
+    states: list[MemoryState] = []
+    state: MemoryState | None = None
+    for event in sorted(events):
+        state = review(
+            state, rating=event.rating, reviewed_at=event.reviewed_at, config=event.config, fuzz_seed=event.review_id
+        )
+        states.append(state)
+    return states
+
+
+def preview_intervals(
+    state: MemoryState | None, *, now: datetime, config: SchedulerConfig, fuzz_seed: str = "preview"
+) -> dict[Rating, timedelta]:
+    """How long until the card is due again for each rating, if reviewed now (for button labels)."""
+    now = _require_utc(now)
+    if state is not None and now < state.last_review:
+        now = state.last_review
+    return {
+        rating: review(state, rating=rating, reviewed_at=now, config=config, fuzz_seed=fuzz_seed).due - now
+        for rating in Rating
+    }
+
+
+def retrievability(state: MemoryState | None, *, now: datetime, config: SchedulerConfig) -> float:
+    """The probability of recall now; 0 for a card never reviewed."""
+    if state is None:
+        return 0.0
+    return float(config.scheduler().get_card_retrievability(to_fsrs_card(state), current_datetime=_require_utc(now)))
+
+
+def with_config(config: SchedulerConfig, **changes: Any) -> SchedulerConfig:
+    return replace(config, **changes)
+
+
+def parameters_valid(parameters: Sequence[float]) -> bool:
+    try:
+        fsrs.Scheduler(parameters=tuple(parameters))
+    except (ValueError, TypeError):
+        return False
+    return True

@@ -1,0 +1,147 @@
+"""Request and response bodies of the spaced-repetition endpoints."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from rest_framework import serializers
+
+from apps.content.serializers import DeckCardOutput
+from apps.srs.scheduling import MemoryState, Rating
+from apps.srs.services import BATCH_LIMIT, memory_state_of
+
+_RATING_NAMES = {rating: rating.name.lower() for rating in Rating}
+# A card is seldom looked at for more than a few minutes; a day means a clock or client bug.
+MAX_DURATION_MS = 24 * 3600 * 1000
+
+
+class ReviewInput(serializers.Serializer):
+    card = serializers.IntegerField(min_value=1, help_text="Card id.")
+    rating = serializers.IntegerField(
+        min_value=1, max_value=4, required=False, help_text="1 Again, 2 Hard, 3 Good, 4 Easy."
+    )
+    knew = serializers.BooleanField(
+        required=False, help_text="Flip-and-rate decks may send this instead of rating: true = Good, false = Again."
+    )
+    duration_ms = serializers.IntegerField(min_value=0, max_value=MAX_DURATION_MS, required=False, allow_null=True)
+    reviewed_at = serializers.DateTimeField(
+        required=False, help_text="ISO 8601 with offset; defaults to the server's time of receipt."
+    )
+    client_review_id = serializers.UUIDField(help_text="Made by the client; sending it again changes nothing.")
+
+    def validate_reviewed_at(self, value: Any) -> Any:
+        if value is not None and value.tzinfo is None:
+            raise serializers.ValidationError("Give the time with its UTC offset, e.g. 2026-11-29T08:30:00+01:00.")
+        return value
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        has_rating, has_knew = "rating" in attrs, "knew" in attrs
+        if has_rating == has_knew:
+            raise serializers.ValidationError({"rating": ["Send either rating (1-4) or knew (true/false)."]})
+        if has_knew:
+            attrs["rating"] = int(Rating.GOOD if attrs.pop("knew") else Rating.AGAIN)
+        return attrs
+
+
+class ReviewBatchInput(serializers.Serializer):
+    reviews = serializers.ListField(child=ReviewInput(), allow_empty=False, max_length=BATCH_LIMIT)
+
+
+class MemoryStateOutput(serializers.Serializer):
+    stage = serializers.ChoiceField(choices=["learning", "review", "relearning"])
+    step = serializers.IntegerField(allow_null=True)
+    stability = serializers.FloatField(help_text="Days until recall probability falls to 90%.")
+    difficulty = serializers.FloatField(help_text="1 (easy) to 10 (hard).")
+    due = serializers.DateTimeField()
+    last_review = serializers.DateTimeField()
+    reps = serializers.IntegerField()
+    lapses = serializers.IntegerField()
+
+    def to_representation(self, state: MemoryState) -> dict[str, Any]:
+        return {
+            "stage": state.stage.name.lower(),
+            "step": state.step,
+            "stability": state.stability,
+            "difficulty": state.difficulty,
+            "due": state.due.isoformat(),
+            "last_review": state.last_review.isoformat(),
+            "reps": state.reps,
+            "lapses": state.lapses,
+        }
+
+
+class ReviewOutput(serializers.Serializer):
+    id = serializers.IntegerField(help_text="Review id, for undo.")
+    card = serializers.IntegerField()
+    kind = serializers.ChoiceField(choices=["review", "undo"])
+    rating = serializers.IntegerField(allow_null=True)
+    reviewed_at = serializers.DateTimeField()
+    client_review_id = serializers.UUIDField(allow_null=True)
+    state = MemoryStateOutput(allow_null=True, help_text="The card's memory now; null when it is new again.")
+    due = serializers.DateTimeField(allow_null=True)
+    duplicate = serializers.BooleanField(help_text="True when this client_review_id was already recorded.")
+    replayed = serializers.BooleanField(help_text="True when the review arrived late and history was replayed.")
+
+    def to_representation(self, outcome: Any) -> dict[str, Any]:
+        log, state = outcome.log, outcome.state
+        return {
+            "id": log.pk,
+            "card": log.card_id,
+            "kind": log.kind,
+            "rating": log.rating,
+            "reviewed_at": log.reviewed_at.isoformat(),
+            "client_review_id": str(log.client_review_id) if log.client_review_id else None,
+            "state": MemoryStateOutput(state).data if state else None,
+            "due": state.due.isoformat() if state else None,
+            "duplicate": not outcome.created,
+            "replayed": outcome.replayed,
+        }
+
+
+class ReviewBatchOutput(serializers.Serializer):
+    results = ReviewOutput(many=True)
+
+
+class NextIntervalsOutput(serializers.Serializer):
+    again = serializers.IntegerField(help_text="Seconds until due if rated Again now.")
+    hard = serializers.IntegerField()
+    good = serializers.IntegerField()
+    easy = serializers.IntegerField()
+
+
+def _seconds(intervals: dict[Rating, timedelta]) -> dict[str, int]:
+    return {_RATING_NAMES[rating]: int(interval.total_seconds()) for rating, interval in intervals.items()}
+
+
+class StudyItemOutput(serializers.Serializer):
+    queue = serializers.ChoiceField(choices=["learning", "review", "new"])
+    card = DeckCardOutput()
+    state = MemoryStateOutput(allow_null=True)
+    next_intervals = NextIntervalsOutput()
+
+    def to_representation(self, item: Any) -> dict[str, Any]:
+
+        state = memory_state_of(item.memory)
+        return {
+            "queue": item.queue,
+            "card": DeckCardOutput(item.card).data,
+            "state": MemoryStateOutput(state).data if state else None,
+            "next_intervals": _seconds(item.next_intervals),
+        }
+
+
+class StudyCountsOutput(serializers.Serializer):
+    learning_due = serializers.IntegerField()
+    reviews_due = serializers.IntegerField()
+    new_due = serializers.IntegerField(help_text="New cards that today's limit still allows.")
+    new_left_today = serializers.IntegerField()
+    reviews_left_today = serializers.IntegerField()
+
+
+class StudyOutput(serializers.Serializer):
+    deck = serializers.CharField()
+    day_start = serializers.DateTimeField()
+    day_end = serializers.DateTimeField()
+    counts = StudyCountsOutput()
+    cards = StudyItemOutput(many=True)

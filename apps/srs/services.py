@@ -1,0 +1,305 @@
+"""Reviews: applied in time order under a row lock, replayed when they arrive late, and undone."""
+
+from __future__ import annotations
+
+import uuid
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from apps.common.errors import Conflict, DomainError, NotFound
+from apps.content.selectors import visible_card_ids
+from apps.srs import scheduling
+from apps.srs.config import (
+    scheduler_config_from_json,
+    scheduler_config_from_settings,
+    scheduler_profile_id,
+    scheduling_settings_get,
+)
+from apps.srs.models import CardMemory, ReviewKind, ReviewLog, ReviewSource, SchedulingSettings
+from apps.srs.scheduling import MemoryStage, MemoryState, Rating, ReviewEvent
+
+# Phones' clocks drift; a review stamped a little ahead of the server's clock is still accepted.
+CLOCK_SKEW_ALLOWANCE = timedelta(minutes=5)
+# An offline session's worth of reviews; larger uploads are split by the client.
+BATCH_LIMIT = 1000
+# Concurrent first reviews of a new card collide on its memory row; the loser retries.
+_WRITE_ATTEMPTS = 3
+
+
+class ReviewsInvalid(DomainError):
+    code = "invalid"
+
+
+@dataclass(frozen=True)
+class ReviewInput:
+    card_id: int
+    rating: int
+    client_review_id: uuid.UUID
+    reviewed_at: datetime
+    duration_ms: int | None = None
+    source: str = ReviewSource.DECK
+
+
+@dataclass(frozen=True)
+class ReviewOutcome:
+    log: ReviewLog
+    # The card's memory after the review was recorded (None: new again after an undo).
+    state: MemoryState | None
+    created: bool
+    replayed: bool = False
+
+
+def memory_state_of(memory: CardMemory | None) -> MemoryState | None:
+    """The row as the scheduling core's MemoryState; the one place that reads a CardMemory's fields."""
+    if memory is None:
+        return None
+    return MemoryState(
+        stage=MemoryStage(memory.stage),
+        step=memory.step,
+        stability=memory.stability,
+        difficulty=memory.difficulty,
+        due=memory.due,
+        last_review=memory.last_review,
+        reps=memory.reps,
+        lapses=memory.lapses,
+    )
+
+
+def _write_memory(
+    memory: CardMemory | None,
+    *,
+    learner_id: int,
+    card_id: int,
+    state: MemoryState,
+    first_review: datetime,
+    settings: SchedulingSettings,
+) -> CardMemory:
+    """Store `state` in the card's memory row (created if the card was new) and flag leeches."""
+    if memory is None:
+        memory = CardMemory(learner_id=learner_id, card_id=card_id, first_review=first_review)
+    memory.stage = int(state.stage)
+    memory.step = state.step
+    memory.stability = state.stability
+    memory.difficulty = state.difficulty
+    memory.due = state.due
+    memory.last_review = state.last_review
+    memory.reps = state.reps
+    memory.lapses = state.lapses
+    memory.first_review = min(memory.first_review, first_review)
+    was_leech = memory.is_leech
+    memory.is_leech = state.lapses >= settings.leech_threshold
+    if memory.is_leech and not was_leech and settings.suspend_leeches:
+        memory.suspended = True
+    elif not memory.is_leech and was_leech:
+        memory.suspended = False
+    if memory.pk is None:
+        memory.save(force_insert=True)
+    else:
+        memory.save()
+    return memory
+
+
+def _active_history(*, learner_id: int, card_id: int) -> list[tuple[ReviewLog, ReviewEvent]]:
+    logs = (
+        ReviewLog.objects.filter(learner_id=learner_id, card_id=card_id, kind=ReviewKind.REVIEW, undone_by__isnull=True)
+        .select_related("profile")
+        .order_by("reviewed_at", "client_review_id")
+    )
+    return [(log, _event_of(log)) for log in logs]
+
+
+def _event_of(log: ReviewLog) -> ReviewEvent:
+    assert log.profile is not None and log.rating is not None  # noqa: S101 - guaranteed by a check constraint
+    return ReviewEvent(
+        reviewed_at=log.reviewed_at,
+        review_id=str(log.client_review_id),
+        rating=Rating(log.rating),
+        config=scheduler_config_from_json(log.profile.config),
+    )
+
+
+def _validate(*, reviews: list[ReviewInput], now: datetime, field_prefix: str) -> None:
+    visible = visible_card_ids(card_ids=[review.card_id for review in reviews])
+    errors: dict[str, list[str]] = {}
+    for index, review in enumerate(reviews):
+        prefix = field_prefix.format(index=index)
+        if review.card_id not in visible:
+            errors[f"{prefix}card"] = [f"No card {review.card_id} that you can study."]
+        if review.reviewed_at > now + CLOCK_SKEW_ALLOWANCE:
+            errors[f"{prefix}reviewed_at"] = [
+                f"{review.reviewed_at.isoformat()} is in the future (server time {now.isoformat()})."
+            ]
+        if review.rating not in {rating.value for rating in Rating}:
+            errors[f"{prefix}rating"] = ["The rating must be 1 (Again), 2 (Hard), 3 (Good) or 4 (Easy)."]
+    if errors:
+        raise ReviewsInvalid("Some reviews are invalid; none was recorded.", fields=errors)
+
+
+def reviews_submit(
+    *, learner: Any, reviews: list[ReviewInput], now: datetime, field_prefix: str = "{index}."
+) -> list[ReviewOutcome]:
+    """Record reviews all or nothing; per card in time order; a client id already seen changes nothing.
+
+    A review older than the card's last applied one is recorded and the card's state is rebuilt by
+    replaying its whole history in time order, so histories from several devices merge to the same
+    state whatever order they arrive in.
+    """
+    if len(reviews) > BATCH_LIMIT:
+        raise ReviewsInvalid(f"At most {BATCH_LIMIT} reviews per request.")
+    _validate(reviews=reviews, now=now, field_prefix=field_prefix)
+    for attempt in range(_WRITE_ATTEMPTS):
+        try:
+            with transaction.atomic():
+                return _record(learner=learner, reviews=reviews)
+        except IntegrityError:
+            if attempt == _WRITE_ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _record(*, learner: Any, reviews: list[ReviewInput]) -> list[ReviewOutcome]:
+    seen = {
+        log.client_review_id: log
+        for log in ReviewLog.objects.filter(
+            learner=learner, client_review_id__in={review.client_review_id for review in reviews}
+        )
+    }
+    outcomes: dict[int, ReviewOutcome] = {}
+    pending: dict[int, list[tuple[int, ReviewInput]]] = defaultdict(list)
+    first_index: dict[uuid.UUID, int] = {}
+    for index, review in enumerate(reviews):
+        if review.client_review_id in seen:
+            log = seen[review.client_review_id]
+            outcomes[index] = ReviewOutcome(log=log, state=_state_from_json(log.state_after), created=False)
+        elif review.client_review_id in first_index:
+            continue  # the same review twice in one upload: answered below with the first one's result
+        else:
+            first_index[review.client_review_id] = index
+            pending[review.card_id].append((index, review))
+
+    if pending:
+        settings = scheduling_settings_get(learner=learner)
+        config = scheduler_config_from_settings(settings)
+        profile_id = scheduler_profile_id(config)
+        # Cards are locked in id order, so two batches touching the same cards cannot deadlock.
+        for card_id in sorted(pending):
+            items = sorted(pending[card_id], key=lambda item: (item[1].reviewed_at, str(item[1].client_review_id)))
+            outcomes |= _record_card(
+                learner_id=learner.pk,
+                card_id=card_id,
+                items=items,
+                settings=settings,
+                config=config,
+                profile_id=profile_id,
+            )
+    for index, review in enumerate(reviews):
+        if index not in outcomes:
+            first = outcomes[first_index[review.client_review_id]]
+            outcomes[index] = ReviewOutcome(log=first.log, state=first.state, created=False)
+    return [outcomes[index] for index in range(len(reviews))]
+
+
+def _state_from_json(data: dict[str, Any] | None) -> MemoryState | None:
+    return MemoryState.from_dict(data) if data is not None else None
+
+
+def _record_card(
+    *,
+    learner_id: int,
+    card_id: int,
+    items: list[tuple[int, ReviewInput]],
+    settings: SchedulingSettings,
+    config: scheduling.SchedulerConfig,
+    profile_id: int,
+) -> dict[int, ReviewOutcome]:
+    memory = CardMemory.objects.select_for_update().filter(learner_id=learner_id, card_id=card_id).first()
+    outcomes: dict[int, ReviewOutcome] = {}
+    for index, review in items:
+        before = memory_state_of(memory)
+        in_order = before is None or review.reviewed_at > before.last_review
+        log = ReviewLog(
+            learner_id=learner_id,
+            card_id=card_id,
+            kind=ReviewKind.REVIEW,
+            client_review_id=review.client_review_id,
+            rating=review.rating,
+            reviewed_at=review.reviewed_at,
+            duration_ms=review.duration_ms,
+            source=review.source,
+            state_before=before.to_dict() if before else None,
+            profile_id=profile_id,
+        )
+        if in_order:
+            after = scheduling.review(
+                before,
+                rating=Rating(review.rating),
+                reviewed_at=review.reviewed_at,
+                config=config,
+                fuzz_seed=str(review.client_review_id),
+            )
+        else:
+            event = ReviewEvent(review.reviewed_at, str(review.client_review_id), Rating(review.rating), config)
+            history = [event for _, event in _active_history(learner_id=learner_id, card_id=card_id)]
+            after = scheduling.replay([*history, event])[-1]
+        log.state_after = after.to_dict()
+        log.save(force_insert=True)
+        memory = _write_memory(
+            memory,
+            learner_id=learner_id,
+            card_id=card_id,
+            state=after,
+            first_review=review.reviewed_at,
+            settings=settings,
+        )
+        outcomes[index] = ReviewOutcome(log=log, state=after, created=True, replayed=not in_order)
+    return outcomes
+
+
+def review_undo(*, learner: Any, review_id: int, now: datetime) -> ReviewOutcome:
+    """Revert the learner's latest review of a card; the log records the undo, and keeps the review."""
+    with transaction.atomic():
+        log = ReviewLog.objects.filter(learner=learner, pk=review_id, kind=ReviewKind.REVIEW).first()
+        if log is None:
+            raise NotFound(f"You have no review {review_id}.")
+        memory = CardMemory.objects.select_for_update().filter(learner=learner, card_id=log.card_id).first()
+        if ReviewLog.objects.filter(undo_of=log).exists():
+            raise Conflict(f"Review {review_id} is already undone.")
+        history = _active_history(learner_id=learner.pk, card_id=log.card_id)
+        latest = max(history, key=lambda item: (item[1].reviewed_at, item[1].review_id))[0]
+        if latest.pk != log.pk:
+            raise Conflict(
+                f"Only the latest review of a card can be undone; review {latest.pk} came after review {review_id}."
+            )
+        remaining = [event for other, event in history if other.pk != log.pk]
+        restored = scheduling.replay(remaining)[-1] if remaining else None
+        undo = ReviewLog.objects.create(
+            learner=learner,
+            card_id=log.card_id,
+            kind=ReviewKind.UNDO,
+            reviewed_at=now,
+            source=log.source,
+            undo_of=log,
+            state_before=memory_state_of(memory).to_dict() if memory else None,  # type: ignore[union-attr]
+            state_after=restored.to_dict() if restored else None,
+        )
+        if restored is None:
+            if memory is not None:
+                memory.delete()
+        else:
+            first_review = min(event.reviewed_at for event in remaining)
+            settings = scheduling_settings_get(learner=learner)
+            if memory is not None:
+                memory.first_review = first_review
+            _write_memory(
+                memory,
+                learner_id=learner.pk,
+                card_id=log.card_id,
+                state=restored,
+                first_review=first_review,
+                settings=settings,
+            )
+        return ReviewOutcome(log=undo, state=restored, created=True)
