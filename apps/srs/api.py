@@ -43,7 +43,8 @@ class StudyView(APIView):
     )
     def get(self, request: Request, slug: str) -> Response:
         raw_limit = request.query_params.get("limit", str(DEFAULT_STUDY_LIMIT))
-        if not raw_limit.isdigit() or not 1 <= int(raw_limit) <= MAX_STUDY_LIMIT:
+        # isdigit() alone lets through digits int() refuses, such as "²".
+        if not (raw_limit.isascii() and raw_limit.isdigit()) or not 1 <= int(raw_limit) <= MAX_STUDY_LIMIT:
             raise DomainError(
                 f"limit must be a whole number from 1 to {MAX_STUDY_LIMIT}.",
                 fields={"limit": [f"Expected 1-{MAX_STUDY_LIMIT}, got {raw_limit!r}."]},

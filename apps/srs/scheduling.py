@@ -84,6 +84,10 @@ class MemoryState:
     reps: int = 0
     lapses: int = 0
 
+    def __post_init__(self) -> None:
+        if self.due.tzinfo is None or self.last_review.tzinfo is None:
+            raise ValueError("datetimes must be timezone-aware")
+
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["stage"] = int(self.stage)
@@ -98,19 +102,21 @@ class MemoryState:
             step=data["step"],
             stability=float(data["stability"]),
             difficulty=float(data["difficulty"]),
-            due=datetime.fromisoformat(data["due"]).astimezone(UTC),
-            last_review=datetime.fromisoformat(data["last_review"]).astimezone(UTC),
+            # astimezone() would read a naive time as the server's local time; naive is refused instead.
+            due=_require_utc(datetime.fromisoformat(data["due"])),
+            last_review=_require_utc(datetime.fromisoformat(data["last_review"])),
             reps=int(data.get("reps", 0)),
             lapses=int(data.get("lapses", 0)),
         )
 
 
 def to_fsrs_card(state: MemoryState | None, *, card_id: int = 0) -> fsrs.Card:
+    # card_id is always given: with None, fsrs reads the clock for an id and sleeps a millisecond.
     if state is None:
         # FSRS-6 has no "new" state: a never-reviewed card is Learning at step 0 with no memory yet.
-        return fsrs.Card(card_id=card_id or None, state=fsrs.State.Learning, step=0)
+        return fsrs.Card(card_id=card_id, state=fsrs.State.Learning, step=0)
     return fsrs.Card(
-        card_id=card_id or None,
+        card_id=card_id,
         state=fsrs.State(int(state.stage)),
         step=state.step,
         stability=state.stability,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from rest_framework import serializers
@@ -16,8 +16,19 @@ _RATING_NAMES = {rating: rating.name.lower() for rating in Rating}
 MAX_DURATION_MS = 24 * 3600 * 1000
 
 
+class OffsetDateTimeField(serializers.DateTimeField):
+    """An ISO 8601 time that must carry its UTC offset."""
+
+    def enforce_timezone(self, value: datetime) -> datetime:
+        # DRF reads a naive time in the server's zone: a phone's local time would land hours off.
+        if value.tzinfo is None:
+            raise serializers.ValidationError("Give the time with its UTC offset, e.g. 2026-11-29T08:30:00+01:00.")
+        return super().enforce_timezone(value)
+
+
 class ReviewInput(serializers.Serializer):
-    card = serializers.IntegerField(min_value=1, help_text="Card id.")
+    # Ids are 64-bit; a larger number is no card, and SQLite cannot even bind it in a query.
+    card = serializers.IntegerField(min_value=1, max_value=2**63 - 1, help_text="Card id.")
     rating = serializers.IntegerField(
         min_value=1, max_value=4, required=False, help_text="1 Again, 2 Hard, 3 Good, 4 Easy."
     )
@@ -25,15 +36,10 @@ class ReviewInput(serializers.Serializer):
         required=False, help_text="Flip-and-rate decks may send this instead of rating: true = Good, false = Again."
     )
     duration_ms = serializers.IntegerField(min_value=0, max_value=MAX_DURATION_MS, required=False, allow_null=True)
-    reviewed_at = serializers.DateTimeField(
+    reviewed_at = OffsetDateTimeField(
         required=False, help_text="ISO 8601 with offset; defaults to the server's time of receipt."
     )
     client_review_id = serializers.UUIDField(help_text="Made by the client; sending it again changes nothing.")
-
-    def validate_reviewed_at(self, value: Any) -> Any:
-        if value is not None and value.tzinfo is None:
-            raise serializers.ValidationError("Give the time with its UTC offset, e.g. 2026-11-29T08:30:00+01:00.")
-        return value
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         has_rating, has_knew = "rating" in attrs, "knew" in attrs

@@ -1,0 +1,105 @@
+"""Django admin for learners' scheduling data: settings editable, memory read-mostly, the logs read-only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin
+from django.http import HttpRequest
+
+from apps.srs.learner_settings import SETTINGS_FIELDS, scheduling_settings_errors
+from apps.srs.models import CardMemory, DeckPass, ReviewLog, SchedulerProfile, SchedulingSettings
+
+
+class SchedulingSettingsForm(forms.ModelForm):
+    """Checks the same rules as the settings API, so staff cannot save what a learner could not."""
+
+    class Meta:
+        model = SchedulingSettings
+        fields = ("learner", *SETTINGS_FIELDS)
+
+    def clean(self) -> dict[str, Any]:
+        cleaned: dict[str, Any] = super().clean() or {}
+        if self.errors:
+            return cleaned
+        values = {name: cleaned.get(name, getattr(self.instance, name)) for name in SETTINGS_FIELDS}
+        for name, messages in scheduling_settings_errors(values).items():
+            self.add_error(name, messages)
+        return cleaned
+
+
+@admin.register(SchedulingSettings)
+class SchedulingSettingsAdmin(admin.ModelAdmin):
+    form = SchedulingSettingsForm
+    list_display = ("learner", "desired_retention", "timezone", "day_start_hour", "new_cards_per_day", "updated_at")
+    list_select_related = ("learner",)
+    search_fields = ("learner__username",)
+    raw_id_fields = ("learner",)
+    readonly_fields = ("updated_at",)
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Rows that record what happened: staff may look, never add, change or delete."""
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(CardMemory)
+class CardMemoryAdmin(admin.ModelAdmin):
+    """Derived from the review log, so only suspension is editable; deleting would lose the state."""
+
+    list_display = ("learner", "card", "stage", "due", "reps", "lapses", "is_leech", "suspended")
+    list_filter = ("stage", "is_leech", "suspended")
+    list_select_related = ("learner", "card")
+    search_fields = ("learner__username", "card__term")
+    readonly_fields = (
+        "learner",
+        "card",
+        "stage",
+        "step",
+        "stability",
+        "difficulty",
+        "due",
+        "last_review",
+        "first_review",
+        "reps",
+        "lapses",
+        "is_leech",
+        "updated_at",
+    )
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(ReviewLog)
+class ReviewLogAdmin(ReadOnlyAdmin):
+    list_display = ("id", "learner", "card", "kind", "rating", "reviewed_at", "source")
+    list_filter = ("kind", "rating", "source")
+    list_select_related = ("learner", "card")
+    search_fields = ("learner__username", "card__term")
+    date_hierarchy = "reviewed_at"
+
+
+@admin.register(DeckPass)
+class DeckPassAdmin(ReadOnlyAdmin):
+    list_display = ("learner", "deck", "known", "total", "finished_at")
+    list_select_related = ("learner", "deck")
+    search_fields = ("learner__username", "deck__slug")
+
+
+@admin.register(SchedulerProfile)
+class SchedulerProfileAdmin(ReadOnlyAdmin):
+    list_display = ("digest", "created_at")
+    search_fields = ("digest",)

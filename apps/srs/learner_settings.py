@@ -1,0 +1,195 @@
+"""Changing a learner's scheduling settings: every value checked, the row created on first change."""
+
+from __future__ import annotations
+
+import math
+import zoneinfo
+from collections.abc import Mapping
+from functools import cache
+from itertools import pairwise
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from apps.common.errors import DomainError
+from apps.srs.models import SchedulingSettings
+from apps.srs.scheduling import DEFAULT_PARAMETERS, parameters_valid
+
+SETTINGS_FIELDS: tuple[str, ...] = (
+    "desired_retention",
+    "learning_steps",
+    "relearning_steps",
+    "maximum_interval_days",
+    "new_cards_per_day",
+    "max_reviews_per_day",
+    "timezone",
+    "day_start_hour",
+    "fsrs_parameters",
+    "leech_threshold",
+    "suspend_leeches",
+)
+
+# Below 0.70 FSRS schedules so rarely that most cards are forgotten; above 0.99 the workload explodes.
+RETENTION_RANGE = (0.70, 0.99)
+# Anki's limits; ten steps is already far more than any deck needs.
+MAX_STEPS = 10
+# A learning step of a day or more overlaps what FSRS itself schedules once the card is learned.
+LEARNING_STEP_LIMIT_SECONDS = 24 * 3600
+MAXIMUM_INTERVAL_RANGE = (1, 36_500)
+NEW_CARDS_PER_DAY_RANGE = (0, 9_999)
+MAX_REVIEWS_PER_DAY_RANGE = (0, 99_999)
+DAY_START_HOUR_RANGE = (0, 23)
+LEECH_THRESHOLD_RANGE = (1, 100)
+# Whatever names the tz database holds, these two are host aliases, not zones the database knows.
+_NOT_ZONES = frozenset({"localtime", "posixrules"})
+_SAVE_ATTEMPTS = 2
+
+
+class SettingsInvalid(DomainError):
+    code = "invalid"
+
+
+@cache
+def _zone_names() -> frozenset[str]:
+    # Scanning the tz database reads hundreds of files; the set does not change while the process runs.
+    return frozenset(zoneinfo.available_timezones()) - _NOT_ZONES
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return (isinstance(value, int | float) and not isinstance(value, bool)) and math.isfinite(value)
+
+
+def _int_in_range(value: Any, bounds: tuple[int, int]) -> list[str]:
+    low, high = bounds
+    if not _is_int(value) or not low <= value <= high:
+        return [f"Expected a whole number from {low} to {high}, got {value!r}."]
+    return []
+
+
+def _steps_errors(value: Any, *, longest_seconds: int, limit_text: str) -> list[str]:
+    if not isinstance(value, list) or not 1 <= len(value) <= MAX_STEPS:
+        return [f"Expected a list of 1 to {MAX_STEPS} steps in seconds, got {value!r}."]
+    if not all(_is_int(step) and step > 0 for step in value):
+        return [f"Each step must be a whole number of seconds above 0, got {value!r}."]
+    if any(later <= earlier for earlier, later in pairwise(value)):
+        return [f"Steps must go up, each longer than the one before, got {value!r}."]
+    if value[-1] > longest_seconds:
+        return [f"Each step must be {limit_text}, got {value[-1]} seconds."]
+    return []
+
+
+def _parameters_errors(value: Any) -> list[str]:
+    if value is None:
+        return []
+    expected = len(DEFAULT_PARAMETERS)
+    if not isinstance(value, list) or len(value) != expected:
+        return [f"Expected null (the defaults) or a list of exactly {expected} numbers."]
+    if not all(_is_number(weight) for weight in value):
+        return ["Every parameter must be a finite number."]
+    if not parameters_valid([float(weight) for weight in value]):
+        return ["These parameters are outside the ranges FSRS accepts; run the optimizer again."]
+    return []
+
+
+def scheduling_settings_errors(values: Mapping[str, Any]) -> dict[str, list[str]]:
+    """What is wrong with a complete set of settings, per field; empty when all is well."""
+    errors: dict[str, list[str]] = {}
+    retention = values["desired_retention"]
+    low, high = RETENTION_RANGE
+    if not _is_number(retention) or not low <= retention <= high:
+        errors["desired_retention"] = [f"Expected a number from {low} to {high}, got {retention!r}."]
+    maximum_interval = values["maximum_interval_days"]
+    checks: dict[str, list[str]] = {
+        "learning_steps": _steps_errors(
+            values["learning_steps"], longest_seconds=LEARNING_STEP_LIMIT_SECONDS - 1, limit_text="under one day"
+        ),
+        "maximum_interval_days": _int_in_range(maximum_interval, MAXIMUM_INTERVAL_RANGE),
+        "new_cards_per_day": _int_in_range(values["new_cards_per_day"], NEW_CARDS_PER_DAY_RANGE),
+        "max_reviews_per_day": _int_in_range(values["max_reviews_per_day"], MAX_REVIEWS_PER_DAY_RANGE),
+        "day_start_hour": _int_in_range(values["day_start_hour"], DAY_START_HOUR_RANGE),
+        "fsrs_parameters": _parameters_errors(values["fsrs_parameters"]),
+        "leech_threshold": _int_in_range(values["leech_threshold"], LEECH_THRESHOLD_RANGE),
+    }
+    # A relearning step longer than the maximum interval would outlast any interval FSRS may give.
+    longest_days = MAXIMUM_INTERVAL_RANGE[1] if checks["maximum_interval_days"] else maximum_interval
+    checks["relearning_steps"] = _steps_errors(
+        values["relearning_steps"],
+        longest_seconds=longest_days * 24 * 3600,
+        limit_text=f"at most the maximum interval ({longest_days} days)",
+    )
+    zone = values["timezone"]
+    if not isinstance(zone, str) or zone not in _zone_names():
+        checks["timezone"] = [f"{zone!r} is not an IANA time zone name such as Europe/Paris or America/New_York."]
+    if not isinstance(values["suspend_leeches"], bool):
+        checks["suspend_leeches"] = [f"Expected true or false, got {values['suspend_leeches']!r}."]
+    errors |= {name: messages for name, messages in checks.items() if messages}
+    return errors
+
+
+def scheduling_settings_values(settings: SchedulingSettings) -> dict[str, Any]:
+    return {name: getattr(settings, name) for name in SETTINGS_FIELDS}
+
+
+def scheduling_settings_update(*, learner: Any, changes: Mapping[str, Any]) -> SchedulingSettings:
+    """Apply `changes` to the learner's settings, all or nothing; the row is created on the first change.
+
+    Reviews already made keep the scheduler profile they were made with, so nothing in the review
+    log is rewritten: new values take effect from the next review.
+    """
+    unknown = sorted(set(changes) - set(SETTINGS_FIELDS))
+    if unknown:
+        raise SettingsInvalid(
+            f"Unknown settings: {', '.join(unknown)}; nothing was changed.",
+            fields={name: ["No such setting."] for name in unknown},
+        )
+    for attempt in range(_SAVE_ATTEMPTS):
+        try:
+            with transaction.atomic():
+                return _update_locked(learner=learner, changes=changes)
+        except IntegrityError:
+            # Two first changes at once: the loser finds the winner's row on its second attempt.
+            if attempt == _SAVE_ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _locked_row(*, learner: Any) -> SchedulingSettings | None:
+    return SchedulingSettings.objects.select_for_update().filter(learner=learner).first()
+
+
+def _update_locked(*, learner: Any, changes: Mapping[str, Any]) -> SchedulingSettings:
+    settings = _locked_row(learner=learner)
+    if settings is None:
+        if not changes:
+            return SchedulingSettings(learner=learner)
+        settings = SchedulingSettings(learner=learner)
+    values = scheduling_settings_values(settings) | dict(changes)
+    errors = scheduling_settings_errors(values)
+    if errors:
+        raise SettingsInvalid(
+            "The settings are invalid; nothing was changed: "
+            + "; ".join(f"{name}: {' '.join(messages)}" for name, messages in errors.items()),
+            fields=errors,
+        )
+    if not changes:
+        return settings
+    for name, value in changes.items():
+        setattr(settings, name, _stored(name, value))
+    if settings.pk is None:
+        settings.save(force_insert=True)
+    else:
+        settings.save()
+    return settings
+
+
+def _stored(name: str, value: Any) -> Any:
+    # JSON numbers may arrive as ints; the scheduler and the profile digest expect floats.
+    if name == "desired_retention":
+        return float(value)
+    if name == "fsrs_parameters" and value is not None:
+        return [float(weight) for weight in value]
+    return value

@@ -1,0 +1,54 @@
+"""Leeches: cards a learner keeps forgetting, as flagged by the review service, and unsuspending them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Q, QuerySet
+
+from apps.common.errors import NotFound
+from apps.content.models import Deck
+from apps.srs.models import CardMemory
+
+# Ids are 64-bit; SQLite cannot even bind a larger number in a query, and no card has one.
+MAX_ID = 2**63 - 1
+
+# The card, its deck, lesson and course all still published: what a learner can study.
+VISIBLE_CARD = Q(
+    card__archived=False,
+    card__deck__archived=False,
+    card__deck__lesson__archived=False,
+    card__deck__lesson__course__archived=False,
+)
+
+
+def leeches_list(*, learner: Any, deck: Deck | None = None) -> QuerySet[CardMemory]:
+    """The learner's leeches among the cards they can study, most lapses first."""
+    leeches = CardMemory.objects.filter(VISIBLE_CARD, learner=learner, is_leech=True).select_related("card__deck")
+    if deck is not None:
+        leeches = leeches.filter(card__deck=deck)
+    return leeches.order_by("-lapses", "card__deck_id", "card__position", "pk")
+
+
+def leech_unsuspend(*, learner: Any, card_id: int) -> CardMemory:
+    """Return a suspended card to the learner's study queue; it stays flagged as a leech.
+
+    Unsuspending a card that is not suspended changes nothing, so a client may safely retry.
+    """
+    if not 1 <= card_id <= MAX_ID:
+        raise NotFound(f"You have not studied card {card_id}.")
+    with transaction.atomic():
+        # Locked like the review service locks it, so a review at the same moment cannot undo this.
+        memory = (
+            CardMemory.objects.select_for_update(of=("self",))
+            .select_related("card__deck")
+            .filter(learner=learner, card_id=card_id)
+            .first()
+        )
+        if memory is None:
+            raise NotFound(f"You have not studied card {card_id}.")
+        if memory.suspended:
+            memory.suspended = False
+            memory.save(update_fields=["suspended", "updated_at"])
+    return memory

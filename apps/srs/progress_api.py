@@ -1,0 +1,133 @@
+"""Endpoints for a learner's scheduling settings, deck passes, leeches and statistics."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+from django.http import Http404
+from django.utils import timezone
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import generics, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.common.errors import DomainError
+from apps.content.models import Deck
+from apps.content.selectors import deck_get
+from apps.srs.config import scheduling_settings_get
+from apps.srs.learner_settings import scheduling_settings_update
+from apps.srs.leeches import leech_unsuspend, leeches_list
+from apps.srs.passes import PassInput, deck_pass_best_list, deck_pass_record, deck_passes_list
+from apps.srs.progress_serializers import (
+    DeckPassBestListOutput,
+    DeckPassBestOutput,
+    DeckPassInput,
+    DeckPassOutput,
+    LeechOutput,
+    SchedulingSettingsInput,
+    SchedulingSettingsOutput,
+    StatsOutput,
+)
+from apps.srs.stats import learner_stats_get
+
+_deck_filter_parameter = OpenApiParameter("deck", str, description="Only this deck (its slug).")
+
+
+def _deck_filter(request: Request) -> Deck | None:
+    """The deck named by ?deck=, if any; an unknown slug is a 400 naming the parameter."""
+    slug = request.query_params.get("deck")
+    if slug is None:
+        return None
+    try:
+        return deck_get(slug=slug)
+    except Http404:
+        raise DomainError(
+            f"There is no deck {slug!r} to filter by.", fields={"deck": [f"No deck with the slug {slug!r}."]}
+        ) from None
+
+
+class SchedulingSettingsView(APIView):
+    @extend_schema(summary="The learner's scheduling settings, defaults included", responses=SchedulingSettingsOutput)
+    def get(self, request: Request) -> Response:
+        return Response(SchedulingSettingsOutput(scheduling_settings_get(learner=request.user)).data)
+
+    @extend_schema(
+        summary="Change some scheduling settings",
+        request=SchedulingSettingsInput,
+        responses=SchedulingSettingsOutput,
+        description=(
+            "Send only the settings to change. All are checked together; one bad value changes nothing. "
+            "New values apply from the next review: past reviews keep the settings they were made with."
+        ),
+    )
+    def patch(self, request: Request) -> Response:
+        body = SchedulingSettingsInput(data=request.data, partial=True)
+        body.is_valid(raise_exception=True)
+        settings = scheduling_settings_update(learner=request.user, changes=body.validated_data)
+        return Response(SchedulingSettingsOutput(settings).data)
+
+
+class DeckPassCreateView(APIView):
+    @extend_schema(
+        summary="Save a finished pass through a deck",
+        request=DeckPassInput,
+        responses={201: DeckPassOutput, 200: DeckPassOutput},
+        description="201 when saved; 200 with the first result when the client_pass_id was already saved.",
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        body = DeckPassInput(data=request.data)
+        body.is_valid(raise_exception=True)
+        deck_pass, created = deck_pass_record(
+            learner=request.user, deck_slug=slug, data=PassInput(**body.validated_data), now=timezone.now()
+        )
+        return Response(
+            DeckPassOutput(deck_pass).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK
+        )
+
+
+@extend_schema(parameters=[_deck_filter_parameter], summary="The learner's deck passes, newest first")
+class DeckPassListView(generics.ListAPIView):
+    serializer_class = DeckPassOutput
+
+    def get_queryset(self) -> QuerySet[Any]:
+        return deck_passes_list(learner=self.request.user, deck=_deck_filter(self.request))
+
+
+class DeckPassBestView(APIView):
+    @extend_schema(summary="The learner's best pass of each deck", responses=DeckPassBestListOutput)
+    def get(self, request: Request) -> Response:
+        best = deck_pass_best_list(learner=request.user)
+        return Response({"results": DeckPassBestOutput(best, many=True).data})
+
+
+@extend_schema(parameters=[_deck_filter_parameter], summary="The learner's leeches, most lapses first")
+class LeechListView(generics.ListAPIView):
+    serializer_class = LeechOutput
+
+    def get_queryset(self) -> QuerySet[Any]:
+        return leeches_list(learner=self.request.user, deck=_deck_filter(self.request))
+
+
+class LeechUnsuspendView(APIView):
+    @extend_schema(
+        summary="Put a suspended card back in the study queue",
+        request=None,
+        responses=LeechOutput,
+        description="404 when the learner has not studied the card. A card not suspended is left as it is.",
+    )
+    def post(self, request: Request, card_id: int) -> Response:
+        return Response(LeechOutput(leech_unsuspend(learner=request.user, card_id=card_id)).data)
+
+
+class StatsView(APIView):
+    @extend_schema(
+        summary="Due forecast, reviews per day, true retention, streaks and per-deck mastery",
+        parameters=[_deck_filter_parameter],
+        responses=StatsOutput,
+        description="Days are the learner's: their time zone, starting at their day-start hour.",
+    )
+    def get(self, request: Request) -> Response:
+        stats = learner_stats_get(learner=request.user, now=timezone.now(), deck=_deck_filter(request))
+        return Response(StatsOutput(stats).data)

@@ -1,0 +1,237 @@
+"""Request and response bodies of a learner's settings, deck passes, leeches and statistics."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.utils import timezone
+from rest_framework import serializers
+
+from apps.content.serializers import DeckCardOutput
+from apps.srs.config import scheduler_config_from_settings
+from apps.srs.learner_settings import (
+    DAY_START_HOUR_RANGE,
+    LEECH_THRESHOLD_RANGE,
+    MAX_REVIEWS_PER_DAY_RANGE,
+    MAX_STEPS,
+    MAXIMUM_INTERVAL_RANGE,
+    NEW_CARDS_PER_DAY_RANGE,
+    RETENTION_RANGE,
+    SETTINGS_FIELDS,
+)
+from apps.srs.models import DeckPass, SchedulingSettings
+from apps.srs.scheduling import DEFAULT_PARAMETERS, MemoryStage
+
+
+class OffsetDateTimeField(serializers.DateTimeField):
+    """A datetime that must carry its UTC offset: a bare local time is ambiguous, so it is refused."""
+
+    default_error_messages = {"naive": "Give the time with its UTC offset, e.g. 2026-11-29T08:30:00+01:00."}
+
+    def enforce_timezone(self, value: datetime) -> datetime:
+        if timezone.is_naive(value):
+            self.fail("naive")
+        return super().enforce_timezone(value)
+
+
+_MILLISECOND = timedelta(milliseconds=1)
+
+
+def _range(bounds: tuple[Any, Any]) -> str:
+    return f"{bounds[0]} to {bounds[1]}"
+
+
+# --- Settings ----------------------------------------------------------------------------------
+
+
+class SchedulingSettingsInput(serializers.Serializer):
+    """Types only: the ranges and the rules between fields are the service's."""
+
+    desired_retention = serializers.FloatField(
+        required=False, help_text=f"Target probability of recall at review, {_range(RETENTION_RANGE)}."
+    )
+    learning_steps = serializers.ListField(
+        child=serializers.IntegerField(),
+        required=False,
+        help_text=f"1 to {MAX_STEPS} steps in seconds, ascending, each under a day.",
+    )
+    relearning_steps = serializers.ListField(
+        child=serializers.IntegerField(),
+        required=False,
+        help_text=f"1 to {MAX_STEPS} steps in seconds, ascending, none beyond the maximum interval.",
+    )
+    maximum_interval_days = serializers.IntegerField(required=False, help_text=_range(MAXIMUM_INTERVAL_RANGE))
+    new_cards_per_day = serializers.IntegerField(required=False, help_text=_range(NEW_CARDS_PER_DAY_RANGE))
+    max_reviews_per_day = serializers.IntegerField(required=False, help_text=_range(MAX_REVIEWS_PER_DAY_RANGE))
+    timezone = serializers.CharField(required=False, help_text="IANA time zone name, e.g. Europe/Paris.")
+    day_start_hour = serializers.IntegerField(
+        required=False, help_text=f"Local hour at which the learner's day starts, {_range(DAY_START_HOUR_RANGE)}."
+    )
+    fsrs_parameters = serializers.ListField(
+        child=serializers.FloatField(),
+        required=False,
+        allow_null=True,
+        help_text=f"{len(DEFAULT_PARAMETERS)} FSRS weights from an optimizer run; null for the defaults.",
+    )
+    leech_threshold = serializers.IntegerField(
+        required=False, help_text=f"Lapses after which a card is a leech, {_range(LEECH_THRESHOLD_RANGE)}."
+    )
+    suspend_leeches = serializers.BooleanField(required=False, help_text="Suspend a card when it becomes a leech.")
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        # A misspelt setting would otherwise be dropped silently and look as if it were saved.
+        initial = self.initial_data if isinstance(self.initial_data, dict) else {}
+        unknown = sorted(set(initial) - set(SETTINGS_FIELDS))
+        if unknown:
+            raise serializers.ValidationError({name: ["No such setting."] for name in unknown})
+        return attrs
+
+
+class SchedulingSettingsOutput(serializers.Serializer):
+    desired_retention = serializers.FloatField()
+    learning_steps = serializers.ListField(child=serializers.IntegerField(), help_text="Seconds.")
+    relearning_steps = serializers.ListField(child=serializers.IntegerField(), help_text="Seconds.")
+    maximum_interval_days = serializers.IntegerField()
+    new_cards_per_day = serializers.IntegerField()
+    max_reviews_per_day = serializers.IntegerField()
+    timezone = serializers.CharField()
+    day_start_hour = serializers.IntegerField()
+    fsrs_parameters = serializers.ListField(
+        child=serializers.FloatField(), allow_null=True, help_text="The learner's own weights; null for the defaults."
+    )
+    fsrs_parameters_in_use = serializers.ListField(
+        child=serializers.FloatField(), help_text="The weights the next review is scheduled with."
+    )
+    leech_threshold = serializers.IntegerField()
+    suspend_leeches = serializers.BooleanField()
+    updated_at = serializers.DateTimeField(allow_null=True, help_text="Null until the learner changes a setting.")
+
+    def to_representation(self, settings: SchedulingSettings) -> dict[str, Any]:
+        data = {name: getattr(settings, name) for name in SETTINGS_FIELDS}
+        data["fsrs_parameters_in_use"] = list(scheduler_config_from_settings(settings).parameters)
+        data["updated_at"] = settings.updated_at.isoformat() if settings.pk and settings.updated_at else None
+        return data
+
+
+# --- Deck passes -------------------------------------------------------------------------------
+
+
+class DeckPassInput(serializers.Serializer):
+    known = serializers.IntegerField(help_text="Cards known in this pass.")
+    total = serializers.IntegerField(help_text="Cards in this pass; at least 1, at most the deck's cards.")
+    started_at = OffsetDateTimeField(help_text="ISO 8601 with offset.")
+    finished_at = OffsetDateTimeField(help_text="ISO 8601 with offset; not before started_at.")
+    client_pass_id = serializers.UUIDField(help_text="Made by the client; sending it again changes nothing.")
+
+
+class DeckPassOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    deck = serializers.CharField(source="deck.slug")
+    deck_title = serializers.CharField(source="deck.title")
+    known = serializers.IntegerField()
+    total = serializers.IntegerField()
+    score = serializers.FloatField(help_text="known / total, from 0 to 1.")
+    started_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField()
+    duration_ms = serializers.IntegerField()
+    client_pass_id = serializers.UUIDField()
+    recorded_at = serializers.DateTimeField()
+
+    def to_representation(self, deck_pass: DeckPass) -> dict[str, Any]:
+        duration = deck_pass.finished_at - deck_pass.started_at
+        return {
+            "id": deck_pass.pk,
+            "deck": deck_pass.deck.slug,
+            "deck_title": deck_pass.deck.title,
+            "known": deck_pass.known,
+            "total": deck_pass.total,
+            "score": deck_pass.known / deck_pass.total,
+            "started_at": deck_pass.started_at.isoformat(),
+            "finished_at": deck_pass.finished_at.isoformat(),
+            "duration_ms": duration // _MILLISECOND,
+            "client_pass_id": str(deck_pass.client_pass_id),
+            "recorded_at": deck_pass.recorded_at.isoformat(),
+        }
+
+
+class DeckPassBestOutput(DeckPassOutput):
+    passes_count = serializers.IntegerField(help_text="The learner's passes of this deck.")
+
+    def to_representation(self, deck_pass: DeckPass) -> dict[str, Any]:
+        return super().to_representation(deck_pass) | {"passes_count": deck_pass.passes_count}  # type: ignore[attr-defined]
+
+
+class DeckPassBestListOutput(serializers.Serializer):
+    results = DeckPassBestOutput(many=True, help_text="One per deck the learner has passed, by deck title.")
+
+
+# --- Leeches -----------------------------------------------------------------------------------
+
+
+class LeechOutput(serializers.Serializer):
+    card = DeckCardOutput()
+    deck = serializers.CharField(source="card.deck.slug")
+    lapses = serializers.IntegerField()
+    suspended = serializers.BooleanField()
+    stage = serializers.ChoiceField(choices=[stage.name.lower() for stage in MemoryStage])
+    due = serializers.DateTimeField()
+
+    def to_representation(self, memory: Any) -> dict[str, Any]:
+        return {
+            "card": DeckCardOutput(memory.card).data,
+            "deck": memory.card.deck.slug,
+            "lapses": memory.lapses,
+            "suspended": memory.suspended,
+            "stage": MemoryStage(memory.stage).name.lower(),
+            "due": memory.due.isoformat(),
+        }
+
+
+# --- Statistics --------------------------------------------------------------------------------
+
+
+class DayCountOutput(serializers.Serializer):
+    date = serializers.DateField(source="day", help_text="A learner-local day.")
+    count = serializers.IntegerField()
+
+
+class RetentionOutput(serializers.Serializer):
+    start = serializers.DateField(help_text="First learner-local day of the week (a Monday) or month.")
+    reviews = serializers.IntegerField(help_text="Reviews of cards that were in the review stage.")
+    passed = serializers.IntegerField(help_text="Of those, the ones not rated Again.")
+    retention = serializers.FloatField(allow_null=True, help_text="passed / reviews; null without reviews.")
+
+
+class StreakOutput(serializers.Serializer):
+    current = serializers.IntegerField(help_text="Days in a row with a review, up to today or yesterday.")
+    longest = serializers.IntegerField()
+
+
+class DeckStateCountsOutput(serializers.Serializer):
+    new = serializers.IntegerField()
+    learning = serializers.IntegerField()
+    review = serializers.IntegerField()
+    relearning = serializers.IntegerField()
+    suspended = serializers.IntegerField()
+
+
+class DeckStatsOutput(serializers.Serializer):
+    deck = serializers.CharField(source="deck.slug")
+    title = serializers.CharField(source="deck.title")
+    total = serializers.IntegerField(help_text="Cards in the deck.")
+    counts = DeckStateCountsOutput(source="*")
+    mastery = serializers.FloatField(help_text="Mean probability of recall now over the deck's cards; new count 0.")
+
+
+class StatsOutput(serializers.Serializer):
+    today = serializers.DateField(help_text="The learner-local day now.")
+    day_start = serializers.DateTimeField()
+    day_end = serializers.DateTimeField()
+    timezone = serializers.CharField()
+    due_forecast = DayCountOutput(many=True, help_text="The next 30 days; today includes overdue cards.")
+    reviews_per_day = DayCountOutput(many=True, help_text="The last 365 days, only days with reviews.")
+    retention_by_week = RetentionOutput(many=True, help_text="The last 52 weeks, oldest first.")
+    retention_by_month = RetentionOutput(many=True, help_text="The last 12 months, oldest first.")
+    streak = StreakOutput()
+    decks = DeckStatsOutput(many=True)

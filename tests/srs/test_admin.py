@@ -1,0 +1,100 @@
+"""The spaced-repetition admin: every page opens, the logs are read-only, settings obey the API's rules."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.db import models
+from django.test import Client
+from django.urls import reverse
+
+from apps.srs.learner_settings import scheduling_settings_update
+from apps.srs.models import CardMemory, DeckPass, ReviewLog, SchedulerProfile, SchedulingSettings
+from apps.srs.services import ReviewInput, reviews_submit
+
+pytestmark = pytest.mark.django_db
+
+MODELS = [SchedulingSettings, CardMemory, ReviewLog, DeckPass, SchedulerProfile]
+
+
+@pytest.fixture
+def staff_client(staff_user) -> Client:
+    client = Client()
+    client.force_login(staff_user)
+    return client
+
+
+@pytest.fixture
+def srs_rows(learner, deck_cards) -> None:
+    now = datetime.now(UTC)
+    scheduling_settings_update(learner=learner, changes={"timezone": "Europe/Paris"})
+    reviews_submit(
+        learner=learner,
+        reviews=[ReviewInput(card_id=deck_cards[0].pk, rating=3, client_review_id=uuid.uuid4(), reviewed_at=now)],
+        now=now,
+    )
+    DeckPass.objects.create(
+        learner=learner,
+        deck=deck_cards[0].deck,
+        known=1,
+        total=2,
+        started_at=now - timedelta(minutes=1),
+        finished_at=now,
+    )
+
+
+def _url(model: type[models.Model], action: str, *args: object) -> str:
+    return reverse(f"admin:srs_{model._meta.model_name}_{action}", args=args)
+
+
+@pytest.mark.parametrize("model", MODELS, ids=lambda model: model.__name__)
+def test_every_page_opens(staff_client, srs_rows, model):
+    assert staff_client.get(_url(model, "changelist")).status_code == 200
+    assert staff_client.get(_url(model, "changelist"), {"q": "ada"}).status_code == 200
+    row = model.objects.first()
+    assert staff_client.get(_url(model, "change", row.pk)).status_code == 200
+
+
+@pytest.mark.parametrize("model", [ReviewLog, DeckPass, SchedulerProfile, CardMemory], ids=lambda model: model.__name__)
+def test_history_cannot_be_added_or_deleted(staff_client, srs_rows, model):
+    row = model.objects.first()
+    assert staff_client.get(_url(model, "add")).status_code == 403
+    assert staff_client.post(_url(model, "delete", row.pk), {"post": "yes"}).status_code == 403
+    assert model.objects.filter(pk=row.pk).exists()
+
+
+def test_review_log_rows_cannot_be_changed(staff_client, srs_rows):
+    log = ReviewLog.objects.get()
+    response = staff_client.post(_url(ReviewLog, "change", log.pk), {"rating": 1})
+    assert response.status_code == 403
+    log.refresh_from_db()
+    assert log.rating == 3
+
+
+def test_settings_form_applies_the_api_rules(staff_client, srs_rows, learner):
+    settings = SchedulingSettings.objects.get(learner=learner)
+    form = {
+        "learner": learner.pk,
+        "desired_retention": "0.9",
+        "learning_steps": "[600, 60]",
+        "relearning_steps": "[600]",
+        "maximum_interval_days": "36500",
+        "new_cards_per_day": "20",
+        "max_reviews_per_day": "200",
+        "timezone": "Nowhere/Special",
+        "day_start_hour": "4",
+        "fsrs_parameters": "null",
+        "leech_threshold": "8",
+    }
+    response = staff_client.post(_url(SchedulingSettings, "change", settings.pk), form)
+    assert response.status_code == 200
+    assert set(response.context["adminform"].form.errors) == {"learning_steps", "timezone"}
+    settings.refresh_from_db()
+    assert (settings.learning_steps, settings.timezone) == ([60, 600], "Europe/Paris")
+
+    fixed = form | {"learning_steps": "[60, 600, 3600]", "timezone": "Asia/Tokyo"}
+    assert staff_client.post(_url(SchedulingSettings, "change", settings.pk), fixed).status_code == 302
+    settings.refresh_from_db()
+    assert (settings.learning_steps, settings.timezone) == ([60, 600, 3600], "Asia/Tokyo")
