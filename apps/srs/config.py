@@ -17,7 +17,7 @@ from apps.srs.scheduling import DEFAULT_PARAMETERS, SchedulerConfig
 
 def scheduling_settings_get(*, learner: Any) -> SchedulingSettings:
     """The learner's settings; an unsaved row with the defaults when they never changed any."""
-    found = SchedulingSettings.objects.filter(learner=learner).first()
+    found = SchedulingSettings.objects.filter(learner=learner).select_related("profile").first()
     return found if found is not None else SchedulingSettings(learner=learner)
 
 
@@ -48,10 +48,34 @@ def scheduler_config_from_json(data: dict[str, Any]) -> SchedulerConfig:
     )
 
 
+def _config_digest(config: SchedulerConfig) -> str:
+    return hashlib.sha256(json.dumps(_config_json(config), sort_keys=True).encode()).hexdigest()
+
+
+def review_scheduling_get(*, learner: Any) -> tuple[SchedulingSettings, SchedulerConfig, int]:
+    """Settings, scheduler config and profile id for recording reviews.
+
+    The settings row remembers its profile, so once a learner has reviewed this is one query; the
+    row is created (with the defaults) by the first review, and re-pointed after a settings change.
+    """
+    settings = scheduling_settings_get(learner=learner)
+    config = scheduler_config_from_settings(settings)
+    if settings.profile is not None and settings.profile.digest == _config_digest(config):
+        return settings, config, settings.profile.pk
+    profile_id = scheduler_profile_id(config)
+    settings.profile_id = profile_id
+    if settings.pk is None:
+        # A concurrent first review may create the row first: the IntegrityError makes the caller retry.
+        settings.save(force_insert=True)
+    else:
+        SchedulingSettings.objects.filter(pk=settings.pk).update(profile_id=profile_id)
+    return settings, config, profile_id
+
+
 def scheduler_profile_id(config: SchedulerConfig) -> int:
     """The id of the stored profile for this configuration, created on first use."""
     payload = _config_json(config)
-    digest = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+    digest = _config_digest(config)
     profile = SchedulerProfile.objects.filter(digest=digest).first()
     if profile is None:
         try:

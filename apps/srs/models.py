@@ -44,6 +44,10 @@ class SchedulingSettings(models.Model):
     )
     leech_threshold = models.IntegerField(default=8, help_text="Lapses after which a card is a leech.")
     suspend_leeches = models.BooleanField(default=False)
+    # The stored profile of the settings above, kept so recording a review reads both in one query.
+    profile = models.ForeignKey(
+        "SchedulerProfile", null=True, blank=True, editable=False, on_delete=models.PROTECT, related_name="+"
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

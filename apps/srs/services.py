@@ -14,9 +14,8 @@ from apps.common.errors import Conflict, DomainError, NotFound
 from apps.content.selectors import visible_card_ids
 from apps.srs import scheduling
 from apps.srs.config import (
+    review_scheduling_get,
     scheduler_config_from_json,
-    scheduler_config_from_settings,
-    scheduler_profile_id,
     scheduling_settings_get,
 )
 from apps.srs.models import CardMemory, ReviewKind, ReviewLog, ReviewSource, SchedulingSettings
@@ -182,9 +181,7 @@ def _record(*, learner: Any, reviews: list[ReviewInput]) -> list[ReviewOutcome]:
             pending[review.card_id].append((index, review))
 
     if pending:
-        settings = scheduling_settings_get(learner=learner)
-        config = scheduler_config_from_settings(settings)
-        profile_id = scheduler_profile_id(config)
+        settings, config, profile_id = review_scheduling_get(learner=learner)
         # Cards are locked in id order, so two batches touching the same cards cannot deadlock.
         for card_id in sorted(pending):
             items = sorted(pending[card_id], key=lambda item: (item[1].reviewed_at, str(item[1].client_review_id)))
