@@ -71,3 +71,15 @@ def test_unhandled_error_outside_drf_is_json_500(api_client, caplog):
 def test_json_404_holds_with_debug_on(api_client, settings):
     settings.DEBUG = True
     assert_error(api_client.get("/api/v1/nothing-here/"), 404, "not_found")
+
+
+@pytest.mark.parametrize(
+    ("method", "url"),
+    [
+        ("get", "/api/v1/cards/99999999999999999999999/"),
+        ("post", "/api/v1/reviews/99999999999999999999999/undo/"),
+        ("post", "/api/v1/leeches/99999999999999999999999/unsuspend/"),
+    ],
+)
+def test_ids_beyond_the_integer_range_are_404(learner_client, method, url):
+    assert_error(getattr(learner_client, method)(url), 404, "not_found")
