@@ -15,8 +15,18 @@ from apps.srs.models import SchedulerProfile, SchedulingSettings
 from apps.srs.scheduling import DEFAULT_PARAMETERS, SchedulerConfig
 
 
+_SETTINGS_RELATION = SchedulingSettings._meta.get_field("learner").remote_field
+
+
 def scheduling_settings_get(*, learner: Any) -> SchedulingSettings:
-    """The learner's settings; an unsaved row with the defaults when they never changed any."""
+    """The learner's settings; an unsaved row with the defaults when they never changed any.
+
+    Token authentication loads them with the user (apps.accounts.authentication); otherwise, or
+    when they were not loaded in this request, they are read here.
+    """
+    if _SETTINGS_RELATION.is_cached(learner):
+        cached = _SETTINGS_RELATION.get_cached_value(learner)
+        return cached if cached is not None else SchedulingSettings(learner=learner)
     found = SchedulingSettings.objects.filter(learner=learner).select_related("profile").first()
     return found if found is not None else SchedulingSettings(learner=learner)
 

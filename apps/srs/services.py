@@ -153,20 +153,26 @@ def reviews_submit(
     for attempt in range(_WRITE_ATTEMPTS):
         try:
             with transaction.atomic():
-                return _record(learner=learner, reviews=reviews)
+                # Resent ids are rare: the first attempt lets the log's unique constraint catch them,
+                # and only a retry looks them up first.
+                return _record(learner=learner, reviews=reviews, look_up_seen=attempt > 0)
         except IntegrityError:
             if attempt == _WRITE_ATTEMPTS - 1:
                 raise
     raise AssertionError("unreachable")
 
 
-def _record(*, learner: Any, reviews: list[ReviewInput]) -> list[ReviewOutcome]:
-    seen = {
-        log.client_review_id: log
-        for log in ReviewLog.objects.filter(
-            learner=learner, client_review_id__in={review.client_review_id for review in reviews}
-        )
-    }
+def _record(*, learner: Any, reviews: list[ReviewInput], look_up_seen: bool) -> list[ReviewOutcome]:
+    seen = (
+        {
+            log.client_review_id: log
+            for log in ReviewLog.objects.filter(
+                learner=learner, client_review_id__in={review.client_review_id for review in reviews}
+            )
+        }
+        if look_up_seen
+        else {}
+    )
     outcomes: dict[int, ReviewOutcome] = {}
     pending: dict[int, list[tuple[int, ReviewInput]]] = defaultdict(list)
     first_index: dict[uuid.UUID, int] = {}

@@ -311,12 +311,12 @@ def test_api_shape_isolation_and_constant_queries(learner_client, learner, deck_
     large, queries_large = counted_get(learner_client, URL)
     assert sum(item["count"] for item in large.json()["reviews_per_day"]) == 4 + 8 * 4
     assert [item["deck"] for item in large.json()["decks"]] == [DECK, second.slug]
-    # Settings, reviews by day, the forecast, the decks, and the memories for mastery.
-    assert len(queries) == len(queries_large) == 5, queries_large
+    # Reviews by day, the forecast, the decks, and the memories for mastery (settings come with the token).
+    assert len(queries) == len(queries_large) == 4, queries_large
 
     filtered, filtered_queries = counted_get(learner_client, f"{URL}?deck={second.slug}")
     assert [item["deck"] for item in filtered.json()["decks"]] == [second.slug]
-    assert len(filtered_queries) == 6  # and the deck named by the filter
+    assert len(filtered_queries) == 5  # and the deck named by the filter
 
     unknown = learner_client.get(URL, {"deck": "no-such-deck"})
     assert unknown.status_code == 400
