@@ -16,7 +16,7 @@ class TokenAuthentication(authentication.TokenAuthentication):
     """
 
     def authenticate_credentials(self, key: str) -> tuple[Any, Any]:
-        model = self.get_model()
+        model: Any = self.get_model()
         try:
             token = model.objects.select_related("user", "user__scheduling_settings__profile").get(key=key)
         except model.DoesNotExist as exc:

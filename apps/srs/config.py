@@ -14,7 +14,6 @@ from django.db import IntegrityError, transaction
 from apps.srs.models import SchedulerProfile, SchedulingSettings
 from apps.srs.scheduling import DEFAULT_PARAMETERS, SchedulerConfig
 
-
 _SETTINGS_RELATION = SchedulingSettings._meta.get_field("learner").remote_field
 
 
@@ -26,7 +25,7 @@ def scheduling_settings_get(*, learner: Any) -> SchedulingSettings:
     """
     if _SETTINGS_RELATION.is_cached(learner):
         cached = _SETTINGS_RELATION.get_cached_value(learner)
-        return cached if cached is not None else SchedulingSettings(learner=learner)
+        return cached if isinstance(cached, SchedulingSettings) else SchedulingSettings(learner=learner)
     found = SchedulingSettings.objects.filter(learner=learner).select_related("profile").first()
     return found if found is not None else SchedulingSettings(learner=learner)
 
