@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import threading
 import uuid
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
 import pytest
+from django.contrib.auth import get_user_model
+from django.db import connection
+from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from apps.content.models import Card
@@ -28,3 +33,51 @@ def review_body(card: Card, rating: int = 3, at: datetime | None = None, **extra
 
 def post_review(client: APIClient, body: dict[str, Any]) -> Any:
     return client.post("/api/v1/reviews/", body, format="json")
+
+
+def learner_with_token(username: str) -> tuple[Any, str]:
+    """Another learner and their API token."""
+    user = get_user_model().objects.create_user(username=username, password="a long enough passphrase")
+    return user, Token.objects.create(user=user).key
+
+
+def client_for(token: str) -> APIClient:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    return client
+
+
+def make_learner(username: str) -> tuple[Any, APIClient]:
+    """Another learner and an API client signed in as them."""
+    user, token = learner_with_token(username)
+    return user, client_for(token)
+
+
+# Only stops a deadlock from hanging the suite; a healthy race takes well under a second.
+JOIN_TIMEOUT_S = 60
+
+
+def run_together(count: int, work: Callable[[int], Any]) -> list[Any]:
+    """Run work(0..count-1) in threads, each on its own database connection, released at one moment."""
+    barrier = threading.Barrier(count)
+    results: list[Any] = [None] * count
+    errors: list[BaseException] = []
+
+    def target(index: int) -> None:
+        try:
+            connection.ensure_connection()  # connect first, so the race is in the work itself
+            barrier.wait(timeout=JOIN_TIMEOUT_S)
+            results[index] = work(index)
+        except BaseException as error:  # reported by the assertion below
+            errors.append(error)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=target, args=(index,)) for index in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=JOIN_TIMEOUT_S)
+    assert not any(thread.is_alive() for thread in threads), "a thread is stuck: deadlock?"
+    assert not errors, errors
+    return results

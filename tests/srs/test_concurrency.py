@@ -2,24 +2,19 @@
 
 from __future__ import annotations
 
-import threading
 import uuid
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.db import connection
-from rest_framework.authtoken.models import Token
-from rest_framework.test import APIClient
 
 from apps.content.models import Card
 from apps.srs.config import scheduler_config_from_json
 from apps.srs.models import CardMemory, ReviewKind, ReviewLog
 from apps.srs.scheduling import MemoryState, Rating, ReviewEvent, replay
 from apps.srs.services import ReviewInput, memory_state_of, reviews_submit
-from tests.srs.conftest import post_review, review_body
+from tests.srs.conftest import client_for, learner_with_token, post_review, review_body, run_together
 
 pytestmark = [
     pytest.mark.skipif(
@@ -31,45 +26,6 @@ pytestmark = [
 ]
 
 THREADS = 8
-# Generous: a healthy run takes well under a second; this only stops a deadlock from hanging the suite.
-JOIN_TIMEOUT_S = 60
-
-
-def run_together(count: int, work: Callable[[int], Any]) -> list[Any]:
-    """Run work(0..count-1) in threads, each on its own connection, released at the same instant."""
-    barrier = threading.Barrier(count)
-    results: list[Any] = [None] * count
-    errors: list[BaseException] = []
-
-    def target(index: int) -> None:
-        try:
-            connection.ensure_connection()  # connect first, so the race is in the work itself
-            barrier.wait(timeout=JOIN_TIMEOUT_S)
-            results[index] = work(index)
-        except BaseException as error:  # reported to the test below
-            errors.append(error)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=target, args=(index,)) for index in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=JOIN_TIMEOUT_S)
-    assert not any(thread.is_alive() for thread in threads), "a thread is stuck: deadlock?"
-    assert not errors, errors
-    return results
-
-
-def make_learner(username: str) -> tuple[Any, str]:
-    user = get_user_model().objects.create_user(username=username, password="a long enough passphrase")
-    return user, Token.objects.create(user=user).key
-
-
-def client_for(token: str) -> APIClient:
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
-    return client
 
 
 def replayed_state(learner: Any, card: Card) -> MemoryState:
@@ -93,7 +49,7 @@ def replayed_state(learner: Any, card: Card) -> MemoryState:
 
 @pytest.fixture
 def racer(shipped_course) -> tuple[Any, str]:
-    return make_learner("racer")
+    return learner_with_token("racer")
 
 
 @pytest.mark.parametrize("card_is_new", [True, False], ids=["new card", "reviewed card"])

@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import threading
 import uuid
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.db import connection
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from apps.srs.models import DeckPass, SchedulingSettings
-from tests.srs.conftest import DECK
+from tests.srs.conftest import DECK, make_learner, run_together
 
 pytestmark = [
     pytest.mark.skipif(
@@ -26,42 +22,10 @@ pytestmark = [
     pytest.mark.django_db(transaction=True),
 ]
 
-# Only stops a deadlock from hanging the suite; a healthy run takes well under a second.
-JOIN_TIMEOUT_S = 60
-
-
-def run_together(count: int, work: Callable[[int], Any]) -> list[Any]:
-    """Run work(0..count-1) in threads, each on its own connection, released at the same instant."""
-    barrier = threading.Barrier(count)
-    results: list[Any] = [None] * count
-    errors: list[BaseException] = []
-
-    def target(index: int) -> None:
-        try:
-            connection.ensure_connection()
-            barrier.wait(timeout=JOIN_TIMEOUT_S)
-            results[index] = work(index)
-        except BaseException as error:  # reported by the assertion below
-            errors.append(error)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=target, args=(index,)) for index in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=JOIN_TIMEOUT_S)
-    assert not any(thread.is_alive() for thread in threads), "a thread is stuck: deadlock?"
-    assert not errors, errors
-    return results
-
 
 @pytest.fixture
 def racer_client(shipped_course) -> tuple[Any, APIClient]:
-    user = get_user_model().objects.create_user(username="racer", password="a long enough passphrase")
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
-    return user, client
+    return make_learner("racer")
 
 
 CHANGES: list[dict[str, Any]] = [

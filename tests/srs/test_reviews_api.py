@@ -9,9 +9,7 @@ from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.db import DatabaseError, connection
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from apps.common.errors import Conflict
@@ -29,7 +27,7 @@ from apps.srs.services import (
     review_undo,
     reviews_submit,
 )
-from tests.srs.conftest import post_review, review_body
+from tests.srs.conftest import make_learner, post_review, review_body
 
 pytestmark = pytest.mark.django_db
 
@@ -39,13 +37,6 @@ VOLATILE = ("updated_at",)
 
 
 # --- helpers ------------------------------------------------------------------------------------------------------
-
-
-def make_learner(username: str) -> tuple[Any, APIClient]:
-    user = get_user_model().objects.create_user(username=username, password="a long enough passphrase")
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
-    return user, client
 
 
 def memory_row(learner: Any, card: Card) -> dict[str, Any] | None:

@@ -8,10 +8,8 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from apps.content.models import Card, Deck
@@ -19,7 +17,7 @@ from apps.content.services import content_archived_set
 from apps.srs.learner_settings import scheduling_settings_update
 from apps.srs.models import CardMemory
 from apps.srs.selectors import DEFAULT_STUDY_LIMIT, LEARN_AHEAD, MAX_STUDY_LIMIT
-from tests.srs.conftest import DECK, post_review, review_body
+from tests.srs.conftest import DECK, make_learner, post_review, review_body
 
 pytestmark = pytest.mark.django_db
 
@@ -31,13 +29,6 @@ QUERY_BUDGET = 8
 
 
 # --- helpers ------------------------------------------------------------------------------------------------------
-
-
-def make_learner(username: str) -> tuple[Any, APIClient]:
-    user = get_user_model().objects.create_user(username=username, password="a long enough passphrase")
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
-    return user, client
 
 
 def ago(**delta: float) -> datetime:
