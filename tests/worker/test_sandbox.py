@@ -1,0 +1,227 @@
+"""The sandbox holds against hostile code: each attack gets its verdict, and the next run still works."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from tests.conftest import REPO_ROOT
+from worker import sandbox
+from worker.sandbox import Limits, SandboxResult, run_sandboxed
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("bwrap") is None, reason="bubblewrap is not installed (apt-get install bubblewrap)"
+)
+
+# Small limits keep every attack quick; the values are generous for the few lines each test runs.
+LIMITS = Limits(wall_seconds=5, cpu_seconds=4, memory_bytes=256 * 2**20, processes=32, scratch_bytes=32 * 2**20)
+
+
+def run(code: str, limits: Limits = LIMITS) -> SandboxResult:
+    return run_sandboxed([sys.executable, "-c", textwrap.dedent(code)], limits=limits)
+
+
+def assert_still_grades() -> None:
+    """After any attack, the next submission runs normally and reports through its pipe."""
+    result = run("import os; os.write(int(os.environ['SANDBOX_RESULT_FD']), b'next one fine')")
+    assert (result.outcome, result.result) == ("ok", b"next one fine"), result
+
+
+def test_result_comes_back_through_the_pipe_and_logs_are_kept():
+    result = run(
+        """
+        import os, sys
+        print("to stdout"); print("to stderr", file=sys.stderr)
+        os.write(int(os.environ["SANDBOX_RESULT_FD"]), b'{"verdict": "accepted"}')
+        """
+    )
+    assert result.outcome == "ok"
+    assert result.exit_code == 0
+    assert result.result == b'{"verdict": "accepted"}'
+    assert result.stdout == "to stdout\n"
+    assert result.stderr == "to stderr\n"
+
+
+def test_a_failing_program_is_an_error_with_its_traceback():
+    result = run("raise ValueError('learner bug')")
+    assert result.outcome == "error"
+    assert result.exit_code == 1
+    assert "ValueError: learner bug" in result.stderr
+    assert_still_grades()
+
+
+def test_environment_is_empty_and_the_user_is_nobody():
+    result = run(
+        """
+        import os, json
+        os.write(int(os.environ["SANDBOX_RESULT_FD"]), json.dumps([os.getuid(), sorted(os.environ)]).encode())
+        """
+    )
+    uid, names = json.loads(result.result)
+    assert uid == sandbox.NOBODY
+    assert set(names) == {"HOME", "TMPDIR", "PATH", "LANG", "PWD", "PYTHONDONTWRITEBYTECODE", "SANDBOX_RESULT_FD"}
+    assert not {"DATABASE_URL", "REDIS_URL", "SECRET_KEY"} & set(names)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/etc/passwd",
+        "/etc/shadow",
+        str(REPO_ROOT / "quizsite" / "settings.py"),
+        str(REPO_ROOT / ".env"),
+        "/root/.bashrc",
+    ],
+)
+def test_files_outside_the_sandbox_cannot_be_read(path):
+    result = run(f"open({path!r}).read()")
+    assert result.outcome == "error"
+    assert "FileNotFoundError" in result.stderr or "PermissionError" in result.stderr
+    assert_still_grades()
+
+
+def test_symlinks_do_not_lead_out_of_the_sandbox():
+    result = run(
+        f"""
+        import os
+        os.symlink("/etc/shadow", "shadow")
+        os.symlink({str(REPO_ROOT)!r}, "repo")
+        found = [os.path.exists("shadow"), os.path.exists("repo/manage.py")]
+        os.write(int(os.environ["SANDBOX_RESULT_FD"]), repr(found).encode())
+        """
+    )
+    assert result.result == b"[False, False]"
+    assert_still_grades()
+
+
+@pytest.mark.parametrize("target", ["/usr/evil.py", "/tmp/evil", "/evil", f"{sys.prefix}/evil.py"])
+def test_nothing_outside_scratch_can_be_written(target):
+    result = run(f"open({target!r}, 'w').write('x')")
+    assert result.outcome == "error"
+    assert any(word in result.stderr for word in ("Read-only file system", "PermissionError", "No such file"))
+    assert not os.path.exists(target)
+    assert_still_grades()
+
+
+def test_scratch_is_writable_and_size_capped():
+    result = run("open('/scratch/big', 'wb').write(b'z' * (64 * 2**20))")
+    assert result.outcome in {"error", "memory_limit"}
+    assert "No space left on device" in result.stderr or result.outcome == "memory_limit"
+    assert_still_grades()
+
+
+@pytest.mark.parametrize(("host", "port"), [("127.0.0.1", 5432), ("127.0.0.1", 6379), ("1.1.1.1", 53)])
+def test_there_is_no_network(host, port):
+    result = run(f"import socket; socket.create_connection(({host!r}, {port}), timeout=2)")
+    assert result.outcome == "error"
+    assert "OSError" in result.stderr or "ConnectionRefusedError" in result.stderr
+    assert_still_grades()
+
+
+def test_infinite_loop_is_stopped():
+    result = run("while True: pass", limits=Limits(wall_seconds=2, cpu_seconds=60, memory_bytes=LIMITS.memory_bytes))
+    assert result.outcome == "timeout"
+    assert result.wall_seconds < 10
+    assert_still_grades()
+
+
+def test_cpu_time_limit_stops_a_busy_program_before_the_wall_clock():
+    result = run("while True: pass", limits=Limits(wall_seconds=30, cpu_seconds=1, memory_bytes=LIMITS.memory_bytes))
+    assert result.outcome == "timeout"
+    assert result.signal in {signal.SIGXCPU, signal.SIGKILL}
+    assert_still_grades()
+
+
+def test_sleeping_past_the_limit_is_stopped():
+    result = run("import time; time.sleep(60)", limits=Limits(wall_seconds=1))
+    assert result.outcome == "timeout"
+    assert result.wall_seconds < 10
+    assert_still_grades()
+
+
+def test_memory_bomb_is_stopped():
+    result = run("x = bytearray(1024**3)")
+    assert result.outcome in {"memory_limit", "error"}  # killed by the cap, or MemoryError raised inside
+    assert result.outcome == "memory_limit" or "MemoryError" in result.stderr
+    assert_still_grades()
+
+
+def test_memory_bomb_is_stopped_by_the_watchdog_without_a_cgroup(monkeypatch):
+    monkeypatch.setattr(sandbox._MemoryCgroup, "create", classmethod(lambda cls, limits: None))
+    result = run("import time\nx = bytearray(1024**3)\nx[::4096] = b'y' * len(x[::4096])\ntime.sleep(30)")
+    assert result.outcome in {"memory_limit", "error"}
+    assert result.outcome == "memory_limit" or "MemoryError" in result.stderr
+
+
+def test_fork_bomb_is_contained():
+    result = run(
+        """
+        import os
+        while True:
+            os.fork()
+        """,
+        limits=Limits(wall_seconds=4, processes=32, memory_bytes=LIMITS.memory_bytes),
+    )
+    assert result.outcome in {"error", "timeout", "memory_limit"}
+    assert_still_grades()
+
+
+def test_huge_output_is_capped():
+    result = run("print('y' * 10**7)")
+    assert len(result.stdout) == LIMITS.log_bytes
+    assert "stdout" in result.truncated
+    too_big = run("import os; os.write(int(os.environ['SANDBOX_RESULT_FD']), b'x' * (5 * 2**20))")
+    assert too_big.outcome == "output_limit"
+    assert len(too_big.result) == LIMITS.result_bytes
+    assert_still_grades()
+
+
+def test_killing_the_parent_does_not_escape():
+    result = run(
+        """
+        import os, signal, time
+        os.kill(os.getppid(), signal.SIGKILL)
+        os.kill(1, signal.SIGKILL)
+        time.sleep(60)
+        """,
+        limits=Limits(wall_seconds=2),
+    )
+    assert result.outcome == "timeout"
+    assert_still_grades()
+
+
+def test_a_segfault_is_a_crash():
+    result = run("import ctypes; ctypes.string_at(0)")
+    assert result.outcome == "crashed"
+    assert result.signal == signal.SIGSEGV
+    assert_still_grades()
+
+
+def test_escaping_to_a_new_session_is_still_killed():
+    result = run(
+        """
+        import os, time
+        if os.fork() == 0:
+            os.setsid()
+            time.sleep(120)
+        time.sleep(120)
+        """,
+        limits=Limits(wall_seconds=1),
+    )
+    assert result.outcome == "timeout"
+    leftover = subprocess.run(["pgrep", "-f", "time.sleep\\(120\\)"], capture_output=True, text=True)
+    assert leftover.stdout.strip() == ""
+    assert_still_grades()
+
+
+def test_worker_package_does_not_import_django():
+    code = "import sys, worker.sandbox; print('django' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
+    assert result.stdout.strip() == "False", result.stderr

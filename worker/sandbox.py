@@ -1,0 +1,375 @@
+"""Running untrusted code under bubblewrap, with limits, a wall clock, and results only through a pipe.
+
+No Django here. `run_sandboxed` starts one process tree in fresh namespaces (no network, its own
+PIDs, a read-only view of the system, a size-capped scratch tmpfs, an empty environment) as an
+unprivileged uid, with rlimits, a memory cap (a cgroup when one can be made, otherwise a watchdog
+on resident memory), and a wall-clock limit that kills the whole tree. The code inside writes its
+result to the pipe named by $SANDBOX_RESULT_FD; the host reads it, capped, and never opens a path
+inside the sandbox.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import resource
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+# The sandboxed code finds the number of its result pipe's write end in this variable.
+RESULT_FD_VARIABLE = "SANDBOX_RESULT_FD"
+SCRATCH = "/scratch"
+# The uid and gid the sandboxed code runs as: Debian's "nobody", owner of nothing on the host.
+NOBODY = 65534
+# How often the watchdog looks at memory and the clock; short enough to catch a fast memory bomb.
+POLL_SECONDS = 0.05
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+
+Outcome = Literal["ok", "error", "crashed", "timeout", "memory_limit", "output_limit"]
+
+
+@dataclass(frozen=True)
+class Limits:
+    wall_seconds: float = 30.0
+    cpu_seconds: int = 60
+    memory_bytes: int = 2 * 1024**3
+    file_size_bytes: int = 64 * 1024**2
+    open_files: int = 256
+    processes: int = 64
+    scratch_bytes: int = 256 * 1024**2
+    result_bytes: int = 1024**2
+    log_bytes: int = 64 * 1024
+
+
+@dataclass
+class SandboxResult:
+    outcome: Outcome
+    exit_code: int | None
+    signal: int | None
+    result: bytes
+    stdout: str
+    stderr: str
+    wall_seconds: float
+    peak_memory_bytes: int
+    detail: str = ""
+    truncated: list[str] = field(default_factory=list)
+
+
+class SandboxUnavailable(RuntimeError):
+    """bubblewrap is missing or cannot create namespaces on this host."""
+
+
+def bwrap_path() -> str:
+    found = shutil.which("bwrap")
+    if found is None:
+        raise SandboxUnavailable("bubblewrap (bwrap) is not installed: apt-get install bubblewrap")
+    return found
+
+
+def python_binds() -> dict[str, str]:
+    """Host paths the sandbox needs to run this interpreter and its installed packages, read-only."""
+    paths = {os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix)}
+    return {path: path for path in sorted(paths)}
+
+
+class _MemoryCgroup:
+    """A cgroup (v1 memory + pids, or v2) for one run; None from `create` where none can be made."""
+
+    def __init__(self, directories: list[Path], version: int) -> None:
+        self.directories = directories
+        self.version = version
+
+    @classmethod
+    def create(cls, limits: Limits) -> _MemoryCgroup | None:
+        name = f"quizsite-sandbox-{uuid.uuid4().hex[:12]}"
+        unified = (CGROUP_ROOT / "cgroup.controllers").exists()
+        made = cls([], 2 if unified else 1)
+        try:
+            if unified:
+                directory = CGROUP_ROOT / name
+                directory.mkdir()
+                made.directories.append(directory)
+                (directory / "memory.max").write_text(str(limits.memory_bytes))
+                (directory / "memory.swap.max").write_text("0")
+                (directory / "pids.max").write_text(str(limits.processes))
+                return made
+            memory, pids = CGROUP_ROOT / "memory" / name, CGROUP_ROOT / "pids" / name
+            memory.mkdir()
+            made.directories.append(memory)
+            (memory / "memory.limit_in_bytes").write_text(str(limits.memory_bytes))
+            with contextlib.suppress(OSError):  # no swap accounting on this kernel: nothing to cap
+                (memory / "memory.memsw.limit_in_bytes").write_text(str(limits.memory_bytes))
+            pids.mkdir()
+            made.directories.append(pids)
+            (pids / "pids.max").write_text(str(limits.processes))
+            return made
+        except OSError:
+            made.remove()
+            return None
+
+    def procs_files(self) -> list[str]:
+        return [str(directory / "cgroup.procs") for directory in self.directories]
+
+    def peak_bytes(self) -> int:
+        name = "memory.peak" if self.version == 2 else "memory.max_usage_in_bytes"
+        try:
+            return int((self.directories[0] / name).read_text())
+        except (OSError, ValueError):
+            return 0
+
+    def ran_out_of_memory(self) -> bool:
+        try:
+            if self.version == 2:
+                events = (self.directories[0] / "memory.events").read_text()
+            else:
+                events = (self.directories[0] / "memory.oom_control").read_text()
+                if int((self.directories[0] / "memory.failcnt").read_text()) > 0 and "oom_kill 0" not in events:
+                    return True
+        except (OSError, ValueError):
+            return False
+        return any(line.split()[0] == "oom_kill" and int(line.split()[1]) > 0 for line in events.splitlines())
+
+    def remove(self) -> None:
+        for directory in self.directories:
+            for _ in range(50):
+                try:
+                    directory.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:  # processes still exiting
+                    time.sleep(0.02)
+
+
+def _tree_rss_bytes(root_pid: int) -> int:
+    """Resident memory of a process and all its descendants, read from /proc."""
+    children: dict[int, list[int]] = {}
+    rss: dict[int, int] = {}
+    page = os.sysconf("SC_PAGE_SIZE")
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as stat_file:
+                stat = stat_file.read().decode(errors="replace")
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2 :].split()
+        pid = int(entry)
+        children.setdefault(int(fields[1]), []).append(pid)
+        rss[pid] = int(fields[21]) * page
+    total, pending = 0, [root_pid]
+    while pending:
+        pid = pending.pop()
+        total += rss.get(pid, 0)
+        pending.extend(children.get(pid, []))
+    return total
+
+
+def _command(argv: Sequence[str], binds: Mapping[str, str], limits: Limits, env: Mapping[str, str]) -> list[str]:
+    command = [bwrap_path(), "--unshare-all"]
+    if os.geteuid() == 0:
+        # As root, bwrap mounts what it is asked to (even under a private /root) and the code inside
+        # runs as nobody in a user namespace, with no capability over the host.
+        command += ["--unshare-user", "--uid", str(NOBODY), "--gid", str(NOBODY)]
+    command += [
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop", "ALL",
+        "--ro-bind", "/usr", "/usr",
+        "--symlink", "usr/bin", "/bin",
+        "--symlink", "usr/sbin", "/sbin",
+        "--symlink", "usr/lib", "/lib",
+        "--symlink", "usr/lib64", "/lib64",
+        "--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache",
+        "--proc", "/proc",
+        "--dev", "/dev",
+        "--size", str(limits.scratch_bytes),
+        "--tmpfs", SCRATCH,
+        "--chdir", SCRATCH,
+        "--clearenv",
+        "--setenv", "HOME", SCRATCH,
+        "--setenv", "TMPDIR", SCRATCH,
+        "--setenv", "PATH", "/usr/bin:/bin",
+        "--setenv", "LANG", "C.UTF-8",
+        "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
+    ]  # fmt: skip
+    for name, value in env.items():
+        command += ["--setenv", name, value]
+    for host, destination in binds.items():
+        command += ["--ro-bind", host, destination]
+    # Last, once every mount point exists: the root itself becomes read-only, leaving only scratch.
+    return [*command, "--remount-ro", "/", "--", *argv]
+
+
+def run_sandboxed(
+    argv: Sequence[str],
+    *,
+    limits: Limits | None = None,
+    binds: Mapping[str, str] | None = None,
+    env: Mapping[str, str] | None = None,
+    stdin: bytes = b"",
+) -> SandboxResult:
+    """Run argv in a fresh sandbox and report how it ended; never raises for anything the code does."""
+    limits = limits or Limits()
+    result_read, result_write = os.pipe()
+    cgroup = _MemoryCgroup.create(limits)
+    started = time.monotonic()
+    command = _command(
+        argv, {**python_binds(), **(binds or {})}, limits, {**(env or {}), RESULT_FD_VARIABLE: str(result_write)}
+    )
+    rlimits = [
+        (resource.RLIMIT_CPU, limits.cpu_seconds),  # soft limit: SIGXCPU, then SIGKILL a second later
+        (resource.RLIMIT_FSIZE, limits.file_size_bytes),
+        (resource.RLIMIT_NOFILE, limits.open_files),
+        (resource.RLIMIT_CORE, 0),
+    ]
+    if cgroup is None and os.geteuid() != 0:
+        # Without a pids cgroup, the process count of the unprivileged uid is the fork-bomb guard.
+        # (Root's count covers every root process on the host, so it cannot serve there.)
+        rlimits.append((resource.RLIMIT_NPROC, limits.processes))
+
+    def prepare_child() -> None:
+        # Runs in the child between fork and exec: join the cgroup, then set the rlimits.
+        if cgroup is not None:
+            for procs in cgroup.procs_files():
+                with open(procs, "w") as procs_file:
+                    procs_file.write(str(os.getpid()))
+        for kind, value in rlimits:
+            resource.setrlimit(kind, (value, value + 1 if kind == resource.RLIMIT_CPU else value))
+
+    try:
+        process = subprocess.Popen(  # noqa: S603 - argv is ours: bwrap and a fixed interpreter
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            pass_fds=(result_write,),
+            preexec_fn=prepare_child,
+            start_new_session=True,
+            close_fds=True,
+        )
+    except OSError as error:
+        os.close(result_read)
+        os.close(result_write)
+        if cgroup is not None:
+            cgroup.remove()
+        raise SandboxUnavailable(f"cannot start bubblewrap: {error}") from error
+    os.close(result_write)
+    return _supervise(process, result_read, limits, cgroup, started, stdin)
+
+
+def _supervise(
+    process: subprocess.Popen[bytes],
+    result_read: int,
+    limits: Limits,
+    cgroup: _MemoryCgroup | None,
+    started: float,
+    stdin: bytes,
+) -> SandboxResult:
+    assert process.stdin is not None and process.stdout is not None and process.stderr is not None  # noqa: S101
+    with contextlib.suppress(BrokenPipeError):
+        process.stdin.write(stdin)
+    process.stdin.close()
+    caps = {"result": limits.result_bytes, "stdout": limits.log_bytes, "stderr": limits.log_bytes}
+    buffers: dict[str, bytearray] = {name: bytearray() for name in caps}
+    truncated: list[str] = []
+    reader = selectors.DefaultSelector()
+    reader.register(result_read, selectors.EVENT_READ, "result")
+    reader.register(process.stdout.fileno(), selectors.EVENT_READ, "stdout")
+    reader.register(process.stderr.fileno(), selectors.EVENT_READ, "stderr")
+    open_streams = 3
+    killed_for: Outcome | None = None
+    detail = ""
+    peak = 0
+    deadline = started + limits.wall_seconds
+    next_memory_check = started
+    while open_streams or process.poll() is None:
+        now = time.monotonic()
+        if now >= deadline and killed_for is None:
+            killed_for, detail = "timeout", f"still running after {limits.wall_seconds:g} s of wall-clock time"
+            _kill(process)
+        if cgroup is None and now >= next_memory_check and process.poll() is None:
+            next_memory_check = now + POLL_SECONDS
+            rss = _tree_rss_bytes(process.pid)
+            peak = max(peak, rss)
+            if rss > limits.memory_bytes and killed_for is None:
+                killed_for, detail = "memory_limit", f"used {rss // 2**20} MiB, over {limits.memory_bytes // 2**20} MiB"
+                _kill(process)
+        if not open_streams:
+            time.sleep(POLL_SECONDS)
+            continue
+        for key, _ in reader.select(timeout=POLL_SECONDS):
+            name = key.data
+            chunk = os.read(key.fd, 65536)
+            if not chunk:
+                reader.unregister(key.fd)
+                open_streams -= 1
+                continue
+            room = caps[name] - len(buffers[name])
+            buffers[name] += chunk[: max(room, 0)]
+            if len(chunk) > room and name not in truncated:
+                truncated.append(name)
+                if name == "result" and killed_for is None:
+                    killed_for, detail = "output_limit", f"result over {caps[name]} bytes"
+                    _kill(process)
+        if killed_for is not None and process.poll() is not None and time.monotonic() > deadline + 5:
+            break  # streams held open by an escaped grandchild: the kill has landed, stop reading
+    reader.close()
+    os.close(result_read)
+    return_code = process.wait()
+    if cgroup is not None:
+        peak = cgroup.peak_bytes()
+        if killed_for is None and cgroup.ran_out_of_memory():
+            killed_for, detail = "memory_limit", f"over {limits.memory_bytes // 2**20} MiB (killed by the kernel)"
+        cgroup.remove()
+    exit_code, signal_number = _decode_status(return_code)
+    outcome = killed_for or _outcome(exit_code, signal_number)
+    if outcome == "timeout" and not detail:
+        detail = f"used its {limits.cpu_seconds} s of CPU time"
+    return SandboxResult(
+        outcome=outcome,
+        exit_code=exit_code,
+        signal=signal_number,
+        result=bytes(buffers["result"]),
+        stdout=buffers["stdout"].decode(errors="replace"),
+        stderr=buffers["stderr"].decode(errors="replace"),
+        wall_seconds=time.monotonic() - started,
+        peak_memory_bytes=peak,
+        detail=detail,
+        truncated=truncated,
+    )
+
+
+def _kill(process: subprocess.Popen[bytes]) -> None:
+    """Kill bwrap and its process group; --die-with-parent then takes down the sandbox's PID namespace."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):
+        process.kill()
+
+
+def _decode_status(return_code: int) -> tuple[int | None, int | None]:
+    """bwrap exits with the code of the sandboxed process, or 128 + the signal that killed it."""
+    if return_code < 0:
+        return None, -return_code
+    if return_code > 128:
+        return None, return_code - 128
+    return return_code, None
+
+
+def _outcome(exit_code: int | None, signal_number: int | None) -> Outcome:
+    if signal_number == signal.SIGXCPU:  # RLIMIT_CPU's soft limit
+        return "timeout"
+    if signal_number is not None:
+        return "crashed"
+    return "ok" if exit_code == 0 else "error"
