@@ -176,11 +176,9 @@ def _tree_rss_bytes(root_pid: int) -> int:
 
 
 def _command(argv: Sequence[str], binds: Mapping[str, str], limits: Limits, env: Mapping[str, str]) -> list[str]:
-    command = [bwrap_path(), "--unshare-all"]
-    if os.geteuid() == 0:
-        # As root, bwrap mounts what it is asked to (even under a private /root) and the code inside
-        # runs as nobody in a user namespace, with no capability over the host.
-        command += ["--unshare-user", "--uid", str(NOBODY), "--gid", str(NOBODY)]
+    # The code inside runs as nobody in its own user namespace, with no capability over the host.
+    # Started by root, bwrap can also mount paths under a private home directory (pyenv's /root).
+    command = [bwrap_path(), "--unshare-all", "--unshare-user", "--uid", str(NOBODY), "--gid", str(NOBODY)]
     command += [
         "--die-with-parent",
         "--new-session",
