@@ -7,6 +7,42 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from django.db import models
+
+from apps.content.models import (
+    AcceptedAnswer,
+    Card,
+    Choice,
+    Concept,
+    ConceptLink,
+    Course,
+    Deck,
+    ExplorerRegion,
+    ExplorerScene,
+    Lesson,
+    LessonBlock,
+    LessonSection,
+    PipelineExercise,
+    Question,
+)
+
+# Every content model, referenced before referencing; reversed, an order in which rows can be deleted.
+CONTENT_MODELS: list[type[models.Model]] = [
+    Course,
+    Lesson,
+    Deck,
+    Card,
+    Question,
+    Choice,
+    AcceptedAnswer,
+    PipelineExercise,
+    LessonSection,
+    LessonBlock,
+    Concept,
+    ConceptLink,
+    ExplorerScene,
+    ExplorerRegion,
+]
 
 MINIMAL_COURSE: dict[str, Any] = {
     "version": 1,

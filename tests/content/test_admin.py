@@ -19,40 +19,21 @@ from apps.content import admin as content_admin
 from apps.content.content_files.load import content_sources_load
 from apps.content.content_files.source import ContentFilesInvalid, ContentSource
 from apps.content.models import (
-    AcceptedAnswer,
     Card,
     Choice,
     Concept,
-    ConceptLink,
     Course,
     Deck,
     ExplorerRegion,
     ExplorerScene,
     Lesson,
-    LessonBlock,
-    LessonSection,
     PipelineExercise,
     Question,
 )
+from tests.content.course_files import CONTENT_MODELS
 
 pytestmark = pytest.mark.django_db
 
-ALL_CONTENT_MODELS: list[type[models.Model]] = [
-    Course,
-    Lesson,
-    LessonSection,
-    LessonBlock,
-    Deck,
-    Card,
-    Question,
-    Choice,
-    AcceptedAnswer,
-    PipelineExercise,
-    Concept,
-    ConceptLink,
-    ExplorerScene,
-    ExplorerRegion,
-]
 ARCHIVABLE_MODELS = [Course, Lesson, Deck, Card, Question, PipelineExercise, Concept, ExplorerScene, ExplorerRegion]
 
 # The minimal valid course file, plus an exercise and a short-text question so that every model has
@@ -122,7 +103,7 @@ IMPORT_URL = reverse("admin:content_course_import_yaml")
 
 
 def counts() -> dict[str, int]:
-    return {model.__name__: model._default_manager.count() for model in ALL_CONTENT_MODELS}
+    return {model.__name__: model._default_manager.count() for model in CONTENT_MODELS}
 
 
 def load_course(prefix: str = "") -> None:
@@ -167,7 +148,7 @@ def change_form_data(response: Any) -> dict[str, Any]:
 # --- Every model's pages -----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("model", ALL_CONTENT_MODELS, ids=lambda model: model.__name__)
+@pytest.mark.parametrize("model", CONTENT_MODELS, ids=lambda model: model.__name__)
 def test_changelist_add_and_change_pages_render_for_staff(staff_client, demo_course, model):
     obj = model.objects.order_by("pk").first()
     assert obj is not None, "the demo course has a row of every model"
@@ -183,7 +164,7 @@ def test_changelist_add_and_change_pages_render_for_staff(staff_client, demo_cou
     assert change.context["original"] == obj
 
 
-@pytest.mark.parametrize("model", ALL_CONTENT_MODELS, ids=lambda model: model.__name__)
+@pytest.mark.parametrize("model", CONTENT_MODELS, ids=lambda model: model.__name__)
 def test_change_page_saves_back_unchanged(staff_client, demo_course, model):
     # Inlines, read-only fields and widgets must round-trip: saving an untouched page changes nothing.
     obj = model.objects.order_by("pk").first()
@@ -205,7 +186,7 @@ def test_inline_position_taken_by_a_sibling_is_a_form_error(staff_client, demo_c
     assert sorted(Card.objects.values_list("position", flat=True)) == [0, 1]
 
 
-@pytest.mark.parametrize("model", ALL_CONTENT_MODELS, ids=lambda model: model.__name__)
+@pytest.mark.parametrize("model", CONTENT_MODELS, ids=lambda model: model.__name__)
 def test_changelist_queries_do_not_grow_with_rows(staff_client, demo_course, model):
     # list_select_related must cover every related object the columns print.
     url = admin_url(model, "changelist")

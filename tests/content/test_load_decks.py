@@ -9,39 +9,20 @@ import pytest
 import yaml
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from django.db import models
 
 from apps.content.content_files.export import course_doc_build
 from apps.content.content_files.schema import CourseDoc
 from apps.content.models import (
     Card,
-    Choice,
-    Concept,
-    ConceptLink,
     Course,
     Deck,
-    ExplorerRegion,
     Lesson,
-    LessonBlock,
     Question,
 )
 from tests.conftest import DECKS_DIR
-from tests.content.course_files import minimal_course, write_course
+from tests.content.course_files import CONTENT_MODELS, minimal_course, write_course
 
 pytestmark = pytest.mark.django_db
-
-CONTENT_MODELS: list[type[models.Model]] = [
-    Course,
-    Lesson,
-    Deck,
-    Card,
-    Question,
-    Choice,
-    LessonBlock,
-    Concept,
-    ConceptLink,
-    ExplorerRegion,
-]
 
 
 def load(*paths: Path, dry_run: bool = False) -> tuple[str, str]:
@@ -180,25 +161,8 @@ def test_export_loads_back_to_identical_content(tmp_path):
 
 
 def _wipe_content() -> None:
-    from apps.content import models
-
-    for model in (
-        models.LessonBlock,
-        models.LessonSection,
-        models.ConceptLink,
-        models.Concept,
-        models.ExplorerRegion,
-        models.ExplorerScene,
-        models.Choice,
-        models.AcceptedAnswer,
-        models.Question,
-        models.PipelineExercise,
-        models.Card,
-        models.Deck,
-        models.Lesson,
-        models.Course,
-    ):
-        model.objects.all().delete()
+    for model in reversed(CONTENT_MODELS):
+        model._default_manager.all().delete()
 
 
 def test_archived_items_survive_the_round_trip(tmp_path):
