@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import resource
+import select
 import selectors
 import shutil
 import signal
@@ -20,10 +21,10 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import IO, Literal
 
 # The sandboxed code finds the number of its result pipe's write end in this variable.
 RESULT_FD_VARIABLE = "SANDBOX_RESULT_FD"
@@ -175,7 +176,9 @@ def _tree_rss_bytes(root_pid: int) -> int:
     return total
 
 
-def _command(argv: Sequence[str], binds: Mapping[str, str], limits: Limits, env: Mapping[str, str]) -> list[str]:
+def _command(
+    argv: Sequence[str], binds: Mapping[str, str], limits: Limits, env: Mapping[str, str], devices: Sequence[str]
+) -> list[str]:
     # The code inside runs as nobody in its own user namespace, with no capability over the host.
     # Started by root, bwrap can also mount paths under a private home directory (pyenv's /root).
     command = [bwrap_path(), "--unshare-all", "--unshare-user", "--uid", str(NOBODY), "--gid", str(NOBODY)]
@@ -205,6 +208,8 @@ def _command(argv: Sequence[str], binds: Mapping[str, str], limits: Limits, env:
         command += ["--setenv", name, value]
     for host, destination in binds.items():
         command += ["--ro-bind", host, destination]
+    for device in devices:  # GPU device nodes, which --dev leaves out
+        command += ["--dev-bind-try", device, device]
     # Last, once every mount point exists: the root itself becomes read-only, leaving only scratch.
     return [*command, "--remount-ro", "/", "--", *argv]
 
@@ -218,52 +223,131 @@ def run_sandboxed(
     stdin: bytes = b"",
 ) -> SandboxResult:
     """Run argv in a fresh sandbox and report how it ended; never raises for anything the code does."""
-    limits = limits or Limits()
-    result_read, result_write = os.pipe()
-    cgroup = _MemoryCgroup.create(limits)
-    started = time.monotonic()
-    command = _command(
-        argv, {**python_binds(), **(binds or {})}, limits, {**(env or {}), RESULT_FD_VARIABLE: str(result_write)}
-    )
-    rlimits = [
-        (resource.RLIMIT_CPU, limits.cpu_seconds),  # soft limit: SIGXCPU, then SIGKILL a second later
-        (resource.RLIMIT_FSIZE, limits.file_size_bytes),
-        (resource.RLIMIT_NOFILE, limits.open_files),
-        (resource.RLIMIT_CORE, 0),
-    ]
-    if cgroup is None and os.geteuid() != 0:
-        # Without a pids cgroup, the process count of the unprivileged uid is the fork-bomb guard.
-        # (Root's count covers every root process on the host, so it cannot serve there.)
-        rlimits.append((resource.RLIMIT_NPROC, limits.processes))
+    return SandboxProcess.start(argv, limits=limits, binds=binds, env=env).finish(stdin)
 
-    def prepare_child() -> None:
-        # Runs in the child between fork and exec: join the cgroup, then set the rlimits.
-        if cgroup is not None:
-            for procs in cgroup.procs_files():
-                with open(procs, "w") as procs_file:
-                    procs_file.write(str(os.getpid()))
-        for kind, value in rlimits:
-            resource.setrlimit(kind, (value, value + 1 if kind == resource.RLIMIT_CPU else value))
 
-    try:
-        process = subprocess.Popen(  # noqa: S603 - argv is ours: bwrap and a fixed interpreter
-            command,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            pass_fds=(result_write,),
-            preexec_fn=prepare_child,
-            start_new_session=True,
-            close_fds=True,
+class SandboxProcess:
+    """A sandbox started now and given its input later, so that slow start-up work (importing a
+    large library) can happen before the job exists. The wall clock runs from `finish`."""
+
+    def __init__(
+        self, process: subprocess.Popen[bytes], result_read: int, limits: Limits, cgroup: _MemoryCgroup | None
+    ) -> None:
+        self.process = process
+        self.result_read = result_read
+        self.limits = limits
+        self.cgroup = cgroup
+        self.started = time.monotonic()
+        self._received_early = bytearray()
+
+    @classmethod
+    def start(
+        cls,
+        argv: Sequence[str],
+        *,
+        limits: Limits | None = None,
+        binds: Mapping[str, str] | None = None,
+        env: Mapping[str, str] | None = None,
+        devices: Sequence[str] = (),
+    ) -> SandboxProcess:
+        limits = limits or Limits()
+        result_read, result_write = os.pipe()
+        cgroup = _MemoryCgroup.create(limits)
+        command = _command(
+            argv,
+            {**python_binds(), **(binds or {})},
+            limits,
+            {**(env or {}), RESULT_FD_VARIABLE: str(result_write)},
+            devices,
         )
-    except OSError as error:
-        os.close(result_read)
+        rlimits = [
+            (resource.RLIMIT_CPU, limits.cpu_seconds),  # soft limit: SIGXCPU, then SIGKILL a second later
+            (resource.RLIMIT_FSIZE, limits.file_size_bytes),
+            (resource.RLIMIT_NOFILE, limits.open_files),
+            (resource.RLIMIT_CORE, 0),
+        ]
+        if cgroup is None and os.geteuid() != 0:
+            # Without a pids cgroup, the process count of the unprivileged uid is the fork-bomb guard.
+            # (Root's count covers every root process on the host, so it cannot serve there.)
+            rlimits.append((resource.RLIMIT_NPROC, limits.processes))
+
+        def prepare_child() -> None:
+            # Runs in the child between fork and exec: join the cgroup, then set the rlimits.
+            if cgroup is not None:
+                for procs in cgroup.procs_files():
+                    with open(procs, "w") as procs_file:
+                        procs_file.write(str(os.getpid()))
+            for kind, value in rlimits:
+                resource.setrlimit(kind, (value, value + 1 if kind == resource.RLIMIT_CPU else value))
+
+        try:
+            process = subprocess.Popen(  # noqa: S603 - argv is ours: bwrap and a fixed interpreter
+                command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                pass_fds=(result_write,),
+                preexec_fn=prepare_child,
+                start_new_session=True,
+                close_fds=True,
+            )
+        except OSError as error:
+            os.close(result_read)
+            os.close(result_write)
+            if cgroup is not None:
+                cgroup.remove()
+            raise SandboxUnavailable(f"cannot start bubblewrap: {error}") from error
         os.close(result_write)
-        if cgroup is not None:
-            cgroup.remove()
-        raise SandboxUnavailable(f"cannot start bubblewrap: {error}") from error
-    os.close(result_write)
-    return _supervise(process, result_read, limits, cgroup, started, stdin)
+        return cls(process, result_read, limits, cgroup)
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def wait_ready(self, timeout: float) -> bool:
+        """Wait until the code inside has written its first result line (it says it is ready)."""
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self._received_early:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not self.alive():
+                return False
+            readable, _, _ = select.select([self.result_read], [], [], min(remaining, 0.5))
+            if readable:
+                chunk = os.read(self.result_read, 65536)
+                if not chunk:
+                    return False
+                self._received_early += chunk
+        return True
+
+    def finish(self, stdin: bytes = b"", on_result_line: Callable[[bytes], None] | None = None) -> SandboxResult:
+        """Send the input, then supervise until the sandbox ends; `on_result_line` sees each complete
+        line of the result pipe as it arrives (progress reports), the whole result is returned too.
+        Whatever interrupts the supervision (a time limit of the caller's) kills the sandbox."""
+        try:
+            return _supervise(
+                self.process,
+                self.result_read,
+                self.limits,
+                self.cgroup,
+                time.monotonic(),
+                stdin,
+                on_result_line,
+                bytes(self._received_early),
+            )
+        except BaseException:
+            self.kill()
+            raise
+
+    def kill(self) -> None:
+        """Abandon the sandbox: kill it and release its cgroup and pipe."""
+        _kill(self.process)
+        self.process.wait()
+        for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
+            if stream is not None:
+                stream.close()
+        with contextlib.suppress(OSError):
+            os.close(self.result_read)
+        if self.cgroup is not None:
+            self.cgroup.remove()
 
 
 def _supervise(
@@ -273,15 +357,23 @@ def _supervise(
     cgroup: _MemoryCgroup | None,
     started: float,
     stdin: bytes,
+    on_result_line: Callable[[bytes], None] | None = None,
+    received_early: bytes = b"",
 ) -> SandboxResult:
     assert process.stdin is not None and process.stdout is not None and process.stderr is not None  # noqa: S101
-    with contextlib.suppress(BrokenPipeError):
-        process.stdin.write(stdin)
-    process.stdin.close()
     caps = {"result": limits.result_bytes, "stdout": limits.log_bytes, "stderr": limits.log_bytes}
     buffers: dict[str, bytearray] = {name: bytearray() for name in caps}
+    buffers["result"] += received_early[: caps["result"]]
     truncated: list[str] = []
     reader = selectors.DefaultSelector()
+    # The input is written as the sandbox takes it, so a sandbox that reads it late, or never,
+    # cannot stall the clock and the memory watchdog.
+    unsent = memoryview(stdin)
+    if unsent:
+        os.set_blocking(process.stdin.fileno(), False)
+        reader.register(process.stdin.fileno(), selectors.EVENT_WRITE, "stdin")
+    else:
+        process.stdin.close()
     reader.register(result_read, selectors.EVENT_READ, "result")
     reader.register(process.stdout.fileno(), selectors.EVENT_READ, "stdout")
     reader.register(process.stderr.fileno(), selectors.EVENT_READ, "stderr")
@@ -308,12 +400,20 @@ def _supervise(
             continue
         for key, _ in reader.select(timeout=POLL_SECONDS):
             name = key.data
+            if name == "stdin":
+                unsent = _write_some(process.stdin, unsent)
+                if not unsent:
+                    reader.unregister(key.fd)
+                    process.stdin.close()
+                continue
             chunk = os.read(key.fd, 65536)
             if not chunk:
                 reader.unregister(key.fd)
                 open_streams -= 1
                 continue
             room = caps[name] - len(buffers[name])
+            if name == "result" and on_result_line is not None and room > 0:
+                _pass_complete_lines(buffers[name], chunk[:room], on_result_line)
             buffers[name] += chunk[: max(room, 0)]
             if len(chunk) > room and name not in truncated:
                 truncated.append(name)
@@ -324,6 +424,9 @@ def _supervise(
             break  # streams held open by an escaped grandchild: the kill has landed, stop reading
     reader.close()
     os.close(result_read)
+    if not process.stdin.closed:
+        with contextlib.suppress(OSError):
+            process.stdin.close()
     return_code = process.wait()
     if cgroup is not None:
         peak = cgroup.peak_bytes()
@@ -346,6 +449,25 @@ def _supervise(
         detail=detail,
         truncated=truncated,
     )
+
+
+def _write_some(stream: IO[bytes], unsent: memoryview) -> memoryview:
+    """Write what the pipe takes now; what is left to send (nothing once the reader has gone)."""
+    try:
+        return unsent[os.write(stream.fileno(), unsent[:65536]) :]
+    except BlockingIOError:
+        return unsent
+    except (BrokenPipeError, ConnectionResetError):
+        return unsent[len(unsent) :]
+
+
+def _pass_complete_lines(received: bytearray, chunk: bytes, on_result_line: Callable[[bytes], None]) -> None:
+    """Call back with each line that `chunk` completes, given what was received before it."""
+    start = received.rfind(b"\n") + 1
+    pending = bytes(received[start:]) + chunk
+    *complete, _ = pending.split(b"\n")
+    for line in complete:
+        on_result_line(line)
 
 
 def _kill(process: subprocess.Popen[bytes]) -> None:

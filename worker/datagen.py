@@ -1,0 +1,229 @@
+"""Deterministic input data for pipeline exercises, generated once per worker and reused read-only.
+
+Each exercise's `spec.data` names a generator and its parameters. `exercise_data_ensure` makes the
+data for one spec (keyed by a digest of the spec and the generator version) in a child
+interpreter, under a lock, atomically:
+
+    inputs/<key>/              what the learner's pipeline reads (TFRecord shards, or the
+                               simulator's arrays)
+    answers/<key>/expected.npz what the right answer looks like, example by example, in file
+                               order: `signatures` (one row per example, see worker.checks),
+                               `labels`, `shards`, and for exercises with a random left-right flip,
+                               `flipped_signatures`
+    answers/<key>/manifest.json the generator, the file names in order and the example count
+
+Only `inputs/` is ever shown to a sandbox: the expected signatures stay with the host, and reach
+the grading process only after the learner's code has finished producing its output.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+# Bump when a generator's output changes, so that cached data is made again.
+GENERATOR_VERSION = 3
+JPEG_QUALITY = 90
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+class DataGenerationFailed(RuntimeError):
+    """The generator process failed; the message carries its error output."""
+
+
+@dataclass(frozen=True)
+class ExerciseData:
+    key: str
+    inputs: Path
+    answers: Path
+
+    def manifest(self) -> dict[str, Any]:
+        manifest: dict[str, Any] = json.loads((self.answers / "manifest.json").read_text())
+        return manifest
+
+
+def data_key(slug: str, data_spec: Mapping[str, Any], rules: Mapping[str, Any]) -> str:
+    described = json.dumps(
+        {"data": data_spec, "resize": rules.get("resize"), "version": GENERATOR_VERSION}, sort_keys=True
+    )
+    return f"{slug}-{hashlib.sha256(described.encode()).hexdigest()[:16]}"
+
+
+def exercise_data_ensure(data_root: Path, slug: str, spec: Mapping[str, Any]) -> ExerciseData:
+    """This exercise's data, generated first if no worker has made it yet."""
+    key = data_key(slug, spec["data"], spec.get("rules", {}))
+    data = ExerciseData(key, data_root / "inputs" / key, data_root / "answers" / key)
+    if (data.answers / "manifest.json").exists():
+        return data
+    for directory in (data.inputs.parent, data.answers.parent):
+        directory.mkdir(parents=True, exist_ok=True)
+    with _locked(data_root / f".{key}.lock"):
+        if (data.answers / "manifest.json").exists():
+            return data
+        staging = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=data_root))
+        try:
+            completed = subprocess.run(  # noqa: S603 - our own interpreter and module
+                [sys.executable, "-m", "worker.datagen", str(staging)],
+                input=json.dumps(dict(spec)).encode(),
+                capture_output=True,
+                cwd=PROJECT_ROOT,
+                env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "CUDA_VISIBLE_DEVICES": ""},
+                timeout=600,
+                check=False,
+            )
+            if completed.returncode != 0:
+                raise DataGenerationFailed(completed.stderr.decode(errors="replace")[-4000:])
+            for path in [staging, *staging.rglob("*")]:
+                path.chmod(0o755 if path.is_dir() else 0o644)
+            shutil.rmtree(data.inputs, ignore_errors=True)  # left by a generation that was cut short
+            (staging / "files").rename(data.inputs)
+            staging.rename(data.answers)  # last: the manifest says the data is complete
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    return data
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    with open(path, "a+") as lock_file:
+        fcntl.flock(lock_file, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock_file, fcntl.LOCK_UN)
+
+
+def generate(spec: Mapping[str, Any], output: Path) -> None:
+    """Write files/, expected.npz and manifest.json for one exercise spec (runs with TensorFlow)."""
+    import numpy as np
+
+    from worker.checks import example_signature
+
+    data = spec["data"]
+    rules = spec.get("rules", {})
+    files_dir = output / "files"
+    files_dir.mkdir(parents=True)
+    rng = np.random.default_rng(int(data["seed"]))
+    generator = data["generator"]
+    if generator == "tfrecord_jpeg_images":
+        files, values, labels, shards = _jpeg_shards(data, rules, rng, files_dir)
+    elif generator == "tfrecord_feature_vectors":
+        files, values, labels, shards = _feature_shards(data, rng, files_dir)
+    elif generator == "python_simulator":
+        files, values, labels, shards = _simulator_arrays(data, rng, files_dir)
+    else:
+        raise ValueError(f"unknown data generator {generator!r}")
+    expected: dict[str, Any] = {
+        "signatures": np.stack([example_signature(value) for value in values]),
+        "labels": labels.astype(np.int64),
+        "shards": shards.astype(np.int32),
+    }
+    if rules.get("augmentation") == "random_flip_left_right":
+        expected["flipped_signatures"] = np.stack([example_signature(value[:, ::-1]) for value in values])
+    np.savez(output / "expected.npz", **expected)
+    manifest = {"generator": generator, "files": files, "examples": len(labels), "version": GENERATOR_VERSION}
+    (output / "manifest.json").write_text(json.dumps(manifest, indent=2))
+
+
+def _jpeg_shards(data: Mapping[str, Any], rules: Mapping[str, Any], rng: Any, files_dir: Path) -> tuple[Any, ...]:
+    import numpy as np
+    import tensorflow as tf
+
+    height, width = data["image_size"]
+    per_shard, shard_count = int(data["examples_per_shard"]), int(data["shards"])
+    files, values, labels, shards = [], [], [], []
+    for shard in range(shard_count):
+        name = f"shard-{shard:05d}-of-{shard_count:05d}.tfrecord"
+        files.append(name)
+        with tf.io.TFRecordWriter(str(files_dir / name)) as writer:
+            for _ in range(per_shard):
+                label = int(rng.integers(0, int(data["num_classes"])))
+                pixels = _smooth_image(rng, height, width)
+                encoded = tf.io.encode_jpeg(pixels, quality=JPEG_QUALITY).numpy()
+                writer.write(_example({"image": _bytes_feature(encoded), "label": _int_feature(label)}))
+                # The expected image is what decoding gives back, not the pixels before encoding.
+                image = tf.cast(tf.io.decode_jpeg(encoded, channels=3), tf.float32) / 255.0
+                resize = rules.get("resize")
+                if resize:
+                    image = tf.image.resize(image, resize["size"], method=resize.get("method", "bilinear"))
+                values.append(image.numpy())
+                labels.append(label)
+                shards.append(shard)
+    return files, values, np.array(labels), np.array(shards)
+
+
+def _smooth_image(rng: Any, height: int, width: int) -> Any:
+    """A colourful image with large smooth areas: distinct per example, and small as a JPEG."""
+    import numpy as np
+    import tensorflow as tf
+
+    coarse = rng.uniform(0, 255, size=(1, 6, 6, 3)).astype(np.float32)
+    image = tf.image.resize(coarse, (height, width), method="bicubic")[0].numpy()
+    image += rng.normal(0, 6, size=image.shape)  # some texture, so blurring an image changes it
+    return np.clip(np.round(image), 0, 255).astype(np.uint8)
+
+
+def _feature_shards(data: Mapping[str, Any], rng: Any, files_dir: Path) -> tuple[Any, ...]:
+    import numpy as np
+    import tensorflow as tf
+
+    per_shard, shard_count = int(data["examples_per_shard"]), int(data["shards"])
+    pattern = data.get("file_name_pattern", "train-{index:05d}.tfrecord")
+    files, values, labels, shards = [], [], [], []
+    for shard in range(shard_count):
+        name = pattern.format(index=shard)
+        files.append(name)
+        with tf.io.TFRecordWriter(str(files_dir / name)) as writer:
+            for _ in range(per_shard):
+                features = rng.normal(0, 1, size=int(data["feature_dim"])).astype(np.float32)
+                label = int(rng.integers(0, int(data["num_classes"])))
+                feature_list = tf.train.Feature(float_list=tf.train.FloatList(value=features.tolist()))
+                writer.write(_example({"features": feature_list, "label": _int_feature(label)}))
+                values.append(features)
+                labels.append(label)
+                shards.append(shard)
+    return files, values, np.array(labels), np.array(shards)
+
+
+def _simulator_arrays(data: Mapping[str, Any], rng: Any, files_dir: Path) -> tuple[Any, ...]:
+    import numpy as np
+
+    count = int(data["num_samples"])
+    observations = rng.normal(0, 1, size=(count, *data["observation_shape"])).astype(np.float32)
+    labels = rng.integers(0, int(data["num_classes"]), size=count).astype(np.int64)
+    np.save(files_dir / "observations.npy", observations)
+    np.save(files_dir / "labels.npy", labels)
+    return ["observations.npy", "labels.npy"], list(observations), labels, np.zeros(count)
+
+
+def _example(features: dict[str, Any]) -> bytes:
+    import tensorflow as tf
+
+    return tf.train.Example(features=tf.train.Features(feature=features)).SerializeToString()
+
+
+def _bytes_feature(value: bytes) -> Any:
+    import tensorflow as tf
+
+    return tf.train.Feature(bytes_list=tf.train.BytesList(value=[value]))
+
+
+def _int_feature(value: int) -> Any:
+    import tensorflow as tf
+
+    return tf.train.Feature(int64_list=tf.train.Int64List(value=[value]))
+
+
+if __name__ == "__main__":
+    generate(json.loads(sys.stdin.read()), Path(sys.argv[1]))

@@ -1,0 +1,324 @@
+"""Grading a learner's tf.data pipeline: the host side, with no Django.
+
+`Grader.grade` screens the code (parse, entry point, forbidden imports) and lints it, makes sure
+the exercise's data exist, hands the job to a warm sandbox (a `worker.harness` process that has
+already imported TensorFlow), follows its progress, and turns what comes back into the result:
+verdict, checks, timing, speedups, score, lint findings and device. Warm sandboxes are used for
+one submission each; a fresh one is started once a grading ends, so it imports TensorFlow while
+no grading is being timed.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import glob
+import json
+import sys
+import threading
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from worker.checks import ExpectedExamples
+from worker.datagen import ExerciseData, exercise_data_ensure
+from worker.lint import lint_pipeline_code
+from worker.sandbox import Limits, SandboxProcess, SandboxResult
+from worker.timing import speed_points
+
+WORKER_DIR = Path(__file__).resolve().parent
+MAX_CODE_BYTES = 64 * 1024
+VERDICTS = ("accepted", "wrong_output", "runtime_error", "timeout", "memory_limit", "rejected")
+ALWAYS_FORBIDDEN = ("threading", "_thread", "multiprocessing", "concurrent.futures", "subprocess")
+TIMING_NOTE = (
+    "Timed with TensorFlow's automatic map parallelization and prefetch injection turned off, so"
+    " the figures show your pipeline's own num_parallel_calls and prefetch choices."
+)
+ProgressCallback = Callable[[str, float], None]
+
+
+class GradingFailed(RuntimeError):
+    """The grader itself could not grade (a reference failed, the sandbox could not start):
+    nothing the learner's code did."""
+
+
+@dataclass(frozen=True)
+class ExerciseJob:
+    """What the grader needs to know about one exercise."""
+
+    slug: str
+    entry_point: str
+    spec: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class GraderConfig:
+    data_dir: Path
+    warm_processes: int = 1
+    timing_rounds: int = 3
+    warmup_epochs: int = 1
+    measured_epochs: int = 1
+    run_seconds: float = 60.0
+    limits: Limits = field(
+        default_factory=lambda: Limits(
+            wall_seconds=600.0,
+            cpu_seconds=600,
+            memory_bytes=4 * 1024**3,
+            processes=1024,
+            open_files=1024,
+            scratch_bytes=512 * 1024**2,
+            result_bytes=32 * 1024**2,
+        )
+    )
+
+
+class Grader:
+    def __init__(self, config: GraderConfig) -> None:
+        self.config = config
+        self._warm: deque[SandboxProcess] = deque()
+        self._lock = threading.Lock()
+
+    # -------------------------------------------------------------- warm sandboxes
+
+    def start_sandbox(self) -> SandboxProcess:
+        binds = {str(WORKER_DIR): "/grader/worker", str(self._inputs_root()): "/inputs"}
+        env = {"PYTHONPATH": "/grader", "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONUNBUFFERED": "1"}
+        return SandboxProcess.start(
+            [sys.executable, "-m", "worker.harness"],
+            limits=self.config.limits,
+            binds=binds,
+            env=env,
+            devices=gpu_devices(),
+        )
+
+    def _inputs_root(self) -> Path:
+        inputs = self.config.data_dir / "inputs"
+        inputs.mkdir(parents=True, exist_ok=True)
+        return inputs
+
+    def warm_up(self) -> None:
+        """Start warm sandboxes up to the configured number (each imports TensorFlow on its own)."""
+        with self._lock:
+            self._warm = deque(sandbox for sandbox in self._warm if sandbox.alive())
+            while len(self._warm) < self.config.warm_processes:
+                self._warm.append(self.start_sandbox())
+
+    def wait_until_warm(self, timeout: float = 120.0) -> bool:
+        with self._lock:
+            waiting = list(self._warm)
+        return all(sandbox.wait_ready(timeout) for sandbox in waiting)
+
+    def _take_sandbox(self) -> SandboxProcess:
+        with self._lock:
+            while self._warm:
+                sandbox = self._warm.popleft()
+                if sandbox.alive():
+                    return sandbox
+                sandbox.kill()
+        return self.start_sandbox()
+
+    def close(self) -> None:
+        with self._lock:
+            while self._warm:
+                self._warm.popleft().kill()
+
+    # -------------------------------------------------------------- grading
+
+    def prepare(self, exercise: ExerciseJob) -> ExerciseData:
+        return exercise_data_ensure(self.config.data_dir, exercise.slug, exercise.spec)
+
+    def grade(self, exercise: ExerciseJob, code: str, on_progress: ProgressCallback | None = None) -> dict[str, Any]:
+        report = on_progress or (lambda phase, value: None)
+        rules = exercise.spec.get("rules", {})
+        source_is_files = str(exercise.spec["data"]["generator"]).startswith("tfrecord")
+        forbidden = [*ALWAYS_FORBIDDEN, *rules.get("forbidden_imports", [])]
+        lint = [
+            finding.as_dict()
+            for finding in lint_pipeline_code(code, source_is_files=source_is_files, forbidden_imports=forbidden)
+        ]
+        rejection = screen(code, exercise.entry_point, forbidden)
+        if rejection is not None:
+            return _result("rejected", rejection, lint=lint)
+        data = self.prepare(exercise)
+        sandbox = self._take_sandbox()
+        try:
+            outcome, messages = self._run_job(sandbox, exercise, code, data, report)
+        finally:
+            self.warm_up()
+        return interpret(outcome, messages, exercise, lint)
+
+    def _run_job(
+        self, sandbox: SandboxProcess, exercise: ExerciseJob, code: str, data: ExerciseData, report: ProgressCallback
+    ) -> tuple[SandboxResult, list[dict[str, Any]]]:
+        spec = {name: value for name, value in exercise.spec.items() if name != "references"}
+        plan = {
+            "timing_rounds": self.config.timing_rounds,
+            "warmup_epochs": self.config.warmup_epochs,
+            "epochs_per_run": self.config.warmup_epochs + self.config.measured_epochs,
+            "run_seconds": self.config.run_seconds,
+        }
+        job = {
+            "code": code,
+            "entry_point": exercise.entry_point,
+            "spec": spec,
+            "manifest": data.manifest(),
+            "data_key": data.key,
+            "plan": plan,
+        }
+        with np.load(data.answers / "expected.npz") as arrays:
+            expected = ExpectedExamples.from_arrays(dict(arrays))
+        answer = {"expected": expected.encode(), "references": exercise.spec["references"]}
+        messages: list[dict[str, Any]] = []
+
+        def on_line(line: bytes) -> None:
+            with contextlib.suppress(ValueError):
+                message = json.loads(line)
+                if isinstance(message, dict):
+                    messages.append(message)
+                    if message.get("event") == "progress":
+                        report(str(message.get("phase")), float(message.get("value", 0.0)))
+
+        stdin = (json.dumps(job) + "\n" + json.dumps(answer) + "\n").encode()
+        outcome = sandbox.finish(stdin, on_line)
+        return outcome, messages
+
+
+def screen(code: str, entry_point: str, forbidden: list[str]) -> str | None:
+    """Why the code is not run at all, or None: the checks that need no execution."""
+    if len(code.encode()) > MAX_CODE_BYTES:
+        return f"The code is over {MAX_CODE_BYTES // 1024} KiB."
+    try:
+        tree = ast.parse(code, filename="submission.py")
+    except SyntaxError as error:
+        return f"Syntax error on line {error.lineno}: {error.msg}."
+    if not any(
+        isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == entry_point for node in tree.body
+    ):
+        return f"Define a top-level function named {entry_point}."
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module]
+        for name in names:
+            if any(name == module or name.startswith(module + ".") for module in forbidden):
+                return (
+                    f"line {node.lineno}: importing {name} is not allowed here; let tf.data run work in"
+                    " parallel (num_parallel_calls, interleave, prefetch) instead of managing threads."
+                )
+    return None
+
+
+def interpret(
+    outcome: SandboxResult, messages: list[dict[str, Any]], exercise: ExerciseJob, lint: list[dict[str, Any]]
+) -> dict[str, Any]:
+    final = next((message for message in reversed(messages) if message.get("event") == "result"), None)
+    if outcome.outcome == "memory_limit":
+        return _result("memory_limit", f"The submission used more memory than allowed ({outcome.detail}).", lint=lint)
+    if outcome.outcome == "timeout":
+        return _result("timeout", f"The grading ran out of time ({outcome.detail}).", lint=lint)
+    if final is None:
+        if not any(message.get("event") == "ready" for message in messages) and outcome.exit_code != 0:
+            raise GradingFailed(f"the grading sandbox failed to start: {outcome.stderr[-2000:]}")
+        return _result(
+            "runtime_error",
+            "The grading process stopped before reporting a result: the submission killed or broke it.",
+            lint=lint,
+        )
+    device = str(final.get("device") or "CPU")
+    checks = list(final.get("checks") or [])
+    output = outcome.stdout[-4000:]
+    run_error = final.get("run_error")
+    if run_error is not None:
+        verdict = "timeout" if run_error.get("kind") == "timeout" else "runtime_error"
+        return _result(verdict, str(run_error.get("message")), checks=checks, lint=lint, device=device, output=output)
+    failed = [check for check in checks if not check["passed"]]
+    if failed:
+        return _result(
+            "wrong_output",
+            failed[0]["message"],
+            checks=checks,
+            lint=lint,
+            device=device,
+            output=output,
+            score=_score(exercise, correct=False, speedup=None),
+        )
+    timing_error = final.get("timing_error")
+    if timing_error is not None:
+        if timing_error.get("pipeline") != "submission":
+            raise GradingFailed(str(timing_error.get("message")))
+        return _result("runtime_error", str(timing_error.get("message")), checks=checks, lint=lint, device=device)
+    timing = final.get("timing")
+    speedup = None
+    if timing:
+        submission, naive, expert = timing["submission"], timing["naive"], timing["expert"]
+        speedup = {
+            "vs_naive": round(naive["epoch_seconds"] / submission["epoch_seconds"], 3),
+            "vs_expert": round(expert["epoch_seconds"] / submission["epoch_seconds"], 3),
+            "expert_vs_naive": round(naive["epoch_seconds"] / expert["epoch_seconds"], 3),
+        }
+        timing = {**timing, "rewrites_off": True, "note": TIMING_NOTE}
+    message = "All checks passed."
+    if speedup:
+        message += f" Your pipeline is {speedup['vs_naive']:.2f}x the naive reference's speed"
+        message += f" and {speedup['vs_expert']:.2f}x the expert reference's."
+    return _result(
+        "accepted",
+        message,
+        checks=checks,
+        timing=timing,
+        speedup=speedup,
+        score=_score(exercise, correct=True, speedup=speedup),
+        lint=lint,
+        device=device,
+        output=output,
+    )
+
+
+def _score(exercise: ExerciseJob, *, correct: bool, speedup: Mapping[str, float] | None) -> dict[str, Any]:
+    scoring = exercise.spec.get("scoring", {})
+    correctness_points = float(scoring.get("correctness", 60))
+    speed_max = float(scoring.get("speed", 40))
+    correctness = correctness_points if correct else 0.0
+    speed = 0.0
+    if speedup is not None and (correct or not scoring.get("speed_requires_correctness", True)):
+        speed = speed_points(
+            speedup["vs_naive"], speedup["expert_vs_naive"], scoring.get("speedup_targets", {}), speed_max
+        )
+    return {
+        "total": round(correctness + speed, 1),
+        "max": correctness_points + speed_max,
+        "correctness": round(correctness, 1),
+        "speed": round(speed, 1),
+        "speed_timed": speedup is not None,
+    }
+
+
+def _result(verdict: str, message: str, **parts: Any) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "verdict": verdict,
+        "message": message,
+        "checks": [],
+        "timing": None,
+        "speedup": None,
+        "score": {"total": 0.0, "max": 100.0, "correctness": 0.0, "speed": 0.0, "speed_timed": False},
+        "lint": [],
+        "device": "CPU",
+        "output": "",
+    }
+    result.update(parts)
+    return result
+
+
+def gpu_devices() -> list[str]:
+    """NVIDIA device nodes to expose inside the sandbox (none on a machine without a GPU)."""
+    return sorted(glob.glob("/dev/nvidia*"))
+
+
+def config_with(config: GraderConfig, **changes: Any) -> GraderConfig:
+    return replace(config, **changes)

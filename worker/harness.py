@@ -1,0 +1,549 @@
+"""The grading process inside the sandbox: imports TensorFlow once, then grades one submission
+by forking a fresh child for every run of learner or reference code.
+
+Protocol. The host starts this module in a sandbox ahead of time; it imports TensorFlow (no op
+runs in this process, so forks stay usable) and writes `{"event": "ready"}` to the result pipe.
+The host then writes two lines to stdin:
+
+1. the job: code, entry point, spec (without references), manifest and plan;
+2. the answer: expected example signatures and the reference solutions.
+
+Line 2 is read only after the checking run of the learner's code has ended, so that code never
+shares a process with the expected answer or the references. Every run is a child forked from
+this process, which never runs learner code itself; it stamps the child's marks with its own clock
+(see worker.timing), kills the child at its deadline and then every process left in the sandbox.
+Progress lines and then one result line go to the result pipe.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import glob
+import json
+import os
+import select
+import shutil
+import signal
+import sys
+import time
+import traceback
+import types
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+# Taken before any learner code exists: patching `time` in a child cannot reach these.
+_perf_counter = time.perf_counter
+_monotonic = time.monotonic
+_sleep = time.sleep
+_write = os.write
+
+RESULT_FD_VARIABLE = "SANDBOX_RESULT_FD"
+INPUTS_DIR = Path("/inputs")
+SCRATCH = Path("/scratch")
+SUBMISSION_FILE = "submission.py"
+PR_SET_DUMPABLE = 4
+PR_SET_CHILD_SUBREAPER = 36
+MARKS = frozenset("cibse")
+# The observation of a checking run is large (signatures of every example); marks are one byte.
+CHANNEL_LIMIT = 64 * 1024**2
+
+
+def _prctl(option: int, value: int) -> None:
+    ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+
+
+class Channel:
+    """Newline-delimited messages to the host over the result pipe."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def send(self, message: Mapping[str, Any]) -> None:
+        payload = (json.dumps(message, separators=(",", ":")) + "\n").encode()
+        view = memoryview(payload)
+        while view:
+            view = view[_write(self.fd, view) :]
+
+
+class RunOutcome:
+    def __init__(self) -> None:
+        self.marks: list[tuple[str, float]] = []
+        self.messages: list[dict[str, Any]] = []
+        self.timed_out = False
+        self.exit_code: int | None = None
+        self.signal: int | None = None
+        self.garbled = False
+
+    def message(self, kind: str) -> dict[str, Any] | None:
+        return next((message for message in self.messages if message.get("type") == kind), None)
+
+
+def main() -> None:
+    channel = Channel(int(os.environ[RESULT_FD_VARIABLE]))
+    # Children (learner code) may not read this process's memory or inherit its orphans' escape.
+    _prctl(PR_SET_DUMPABLE, 0)
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    import numpy  # noqa: F401 - warm import
+    import tensorflow  # noqa: F401 - the slow import, done before the job arrives
+
+    channel.send({"event": "ready"})
+    job = json.loads(sys.stdin.buffer.readline())
+    Grading(job, channel).run()
+
+
+class Grading:
+    def __init__(self, job: dict[str, Any], channel: Channel) -> None:
+        self.job = job
+        self.channel = channel
+        self.spec: dict[str, Any] = job["spec"]
+        self.plan: dict[str, Any] = job["plan"]
+        self.run_seconds = float(self.plan["run_seconds"])
+
+    def run(self) -> None:
+        from worker.checks import ExpectedExamples
+
+        self.progress("checking", 0.05)
+        check = self.fork_run({"role": "check", "code": self.job["code"]})
+        answer = json.loads(sys.stdin.buffer.readline())
+        expected = ExpectedExamples.decode(answer["expected"])
+        result: dict[str, Any] = {"event": "result", "timing": None, "timing_error": None}
+        result.update(self.check_result(check, expected))
+        if result["run_error"] is None and all(check["passed"] for check in result["checks"]):
+            rounds = int(self.plan["timing_rounds"])
+            if rounds > 0:
+                result.update(self.timing(answer["references"], rounds))
+        self.channel.send(result)
+
+    def progress(self, phase: str, value: float) -> None:
+        self.channel.send({"event": "progress", "phase": phase, "value": round(value, 3)})
+
+    def check_result(self, check: RunOutcome, expected: Any) -> dict[str, Any]:
+        from worker.checks import ExpectedExamples, evaluate_observation
+
+        assert isinstance(expected, ExpectedExamples)  # noqa: S101
+        observation = check.message("observation")
+        device = observation.get("device") if observation else None
+        error = run_error(check, "the checking run")
+        if observation is None and error is None:
+            error = {"kind": "runtime_error", "message": "The checking run ended without reporting its output."}
+        checks = []
+        if observation is not None:
+            checks = [
+                item.as_dict() for item in evaluate_observation(observation, expected, self.spec, self.job["code"])
+            ]
+            reported = observation.get("error")
+            # A wrong structure, or a failure once the files are gone, is a failed check, not a crash.
+            if (
+                reported
+                and error is None
+                and reported.get("kind") != "element_spec"
+                and not reported.get("files_removed")
+            ):
+                error = reported
+        return {"run_error": error, "checks": checks, "device": device or "CPU"}
+
+    def timing(self, references: Mapping[str, str], rounds: int) -> dict[str, Any]:
+        from worker.timing import MarksInvalid, pipeline_timing, run_timing
+
+        codes = {"naive": references["naive"], "expert": references["expert"], "submission": self.job["code"]}
+        order = list(codes)
+        runs: dict[str, list[Any]] = {name: [] for name in codes}
+        total = rounds * len(order)
+        for round_number in range(rounds):
+            # Alternate which pipeline goes first, so drift on the machine falls on all of them.
+            rotated = order[round_number % len(order) :] + order[: round_number % len(order)]
+            for position, name in enumerate(rotated):
+                self.progress("timing", (round_number * len(order) + position) / total)
+                outcome = self.fork_run({"role": "time", "code": codes[name]}, quiet=True)
+                error = run_error(outcome, f"the timed run of the {name} pipeline")
+                try:
+                    if error is not None:
+                        raise MarksInvalid(error["message"])
+                    runs[name].append(run_timing(outcome.marks))
+                except MarksInvalid as invalid:
+                    who = "your pipeline" if name == "submission" else f"the {name} reference"
+                    return {"timing_error": {"pipeline": name, "message": f"Timing {who} failed: {invalid}"}}
+        warmup = int(self.plan["warmup_epochs"])
+        figures = {name: pipeline_timing(timed, warmup).as_dict() for name, timed in runs.items()}
+        return {"timing": figures}
+
+    def fork_run(self, setup: dict[str, Any], quiet: bool = False) -> RunOutcome:
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - runs in the child
+            exit_code = 70
+            try:
+                os.close(read_end)
+                os.close(self.channel.fd)
+                _detach_stdio(quiet)
+                run_child({**setup, **self.child_context()}, write_end)
+                exit_code = 0
+            except BaseException:  # nothing may escape a forked child
+                traceback.print_exc()
+            finally:
+                os._exit(exit_code)
+        os.close(write_end)
+        outcome = RunOutcome()
+        self.collect(pid, read_end, outcome)
+        _sweep_other_processes()
+        return outcome
+
+    def child_context(self) -> dict[str, Any]:
+        return {
+            "entry_point": self.job["entry_point"],
+            "spec": self.spec,
+            "manifest": self.job["manifest"],
+            "data_key": self.job["data_key"],
+            "plan": self.plan,
+        }
+
+    def collect(self, pid: int, read_end: int, outcome: RunOutcome) -> None:
+        deadline = _monotonic() + self.run_seconds
+        pending = bytearray()
+        received = 0
+        open_pipe = True
+        while open_pipe:
+            remaining = deadline - _monotonic()
+            if remaining <= 0:
+                outcome.timed_out = True
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+                break
+            readable, _, _ = select.select([read_end], [], [], min(remaining, 1.0))
+            if not readable:
+                continue
+            chunk = os.read(read_end, 1 << 20)
+            stamp = _perf_counter()
+            if not chunk:
+                open_pipe = False
+                break
+            received += len(chunk)
+            if received > CHANNEL_LIMIT:
+                outcome.garbled = True
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+                break
+            pending += chunk
+            *lines, rest = pending.split(b"\n")
+            pending = bytearray(rest)
+            for line in lines:
+                self.take_line(bytes(line), stamp, outcome)
+        os.close(read_end)
+        _, status = os.waitpid(pid, 0)
+        if os.WIFSIGNALED(status):
+            outcome.signal = os.WTERMSIG(status)
+        else:
+            outcome.exit_code = os.WEXITSTATUS(status)
+
+    @staticmethod
+    def take_line(line: bytes, stamp: float, outcome: RunOutcome) -> None:
+        text = line.decode(errors="replace")
+        if len(text) == 1 and text in MARKS:
+            outcome.marks.append((text, stamp))
+            return
+        try:
+            message = json.loads(text)
+        except ValueError:
+            outcome.garbled = True
+            return
+        if isinstance(message, dict):
+            outcome.messages.append(message)
+        else:
+            outcome.garbled = True
+
+
+def run_error(outcome: RunOutcome, what: str) -> dict[str, Any] | None:
+    """How a run failed, in the learner's terms; None when it ended normally."""
+    reported = outcome.message("error")
+    if reported is not None:
+        return {"kind": "runtime_error", "message": str(reported.get("message", ""))[:4000]}
+    if outcome.timed_out:
+        return {"kind": "timeout", "message": f"{what.capitalize()} was stopped: it ran past its time limit."}
+    if outcome.signal is not None:
+        name = signal.Signals(outcome.signal).name if outcome.signal in signal.Signals else str(outcome.signal)
+        return {
+            "kind": "killed",
+            "signal": outcome.signal,
+            "message": f"{what.capitalize()} was killed by {name} (a crash, or the memory limit).",
+        }
+    if outcome.exit_code not in (0, None):
+        return {"kind": "runtime_error", "message": f"{what.capitalize()} exited with status {outcome.exit_code}."}
+    if outcome.garbled:
+        return {"kind": "runtime_error", "message": f"{what.capitalize()} wrote unreadable output to the grader."}
+    return None
+
+
+def _detach_stdio(quiet: bool) -> None:
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    if quiet:
+        # Timed runs of the learner's code happen after the references were read: their output
+        # is not shown, so nothing read from this process's memory can be printed back.
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+    os.close(devnull)
+
+
+def _sweep_other_processes() -> None:
+    """Kill whatever a run left behind (daemons, forks), and reap it; only this process stays."""
+    me = os.getpid()
+    for _ in range(50):
+        with contextlib.suppress(ChildProcessError):
+            while os.waitpid(-1, os.WNOHANG)[0] > 0:
+                pass
+        others = [int(entry) for entry in os.listdir("/proc") if entry.isdigit() and int(entry) not in (1, me)]
+        if not others:
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(-1, signal.SIGKILL)
+        _sleep(0.01)
+
+
+# ----------------------------------------------------------------------------- in the child
+
+
+def run_child(setup: dict[str, Any], channel_fd: int) -> None:
+    import numpy as np
+    import tensorflow as tf
+
+    def send(message: Mapping[str, Any]) -> None:
+        payload = (json.dumps(message, separators=(",", ":")) + "\n").encode()
+        view = memoryview(payload)
+        while view:
+            view = view[_write(channel_fd, view) :]
+
+    def mark(letter: bytes) -> None:
+        _write(channel_fd, letter + b"\n")
+
+    spec, plan, role = setup["spec"], setup["plan"], setup["role"]
+    rules = spec.get("rules", {})
+    element_spec: dict[str, dict[str, Any]] = spec["element_spec"]
+    device = _device_name(tf)
+    # Built before the learner's code runs: the step keeps its own references to what it uses.
+    step = _accelerator_step(tf, float(spec.get("accelerator_step_ms", 0)) / 1000.0, device != "CPU")
+    run_dir = SCRATCH / f"run-{os.getpid()}"
+    argument, source_calls, files_to_remove = _pipeline_argument(setup, run_dir, np)
+    isinstance_ = isinstance
+    dataset_type = tf.data.Dataset
+    options = tf.data.Options()
+    # TensorFlow would otherwise parallelize maps and add prefetching on its own, hiding the
+    # difference the exercise is about: the figures measure the learner's own choices.
+    options.experimental_optimization.map_parallelization = False
+    options.experimental_optimization.inject_prefetch = False
+    signatures_of = _signature_function()
+    check_structure = _structure_checker(element_spec, rules)
+
+    module = types.ModuleType("submission")
+    module.__file__ = SUBMISSION_FILE
+    sys.modules["submission"] = module
+    phase = "loading your code"
+    observation: dict[str, Any] = {"type": "observation", "device": device, "epochs": []}
+    try:
+        exec(compile(setup["code"], SUBMISSION_FILE, "exec"), module.__dict__)  # noqa: S102 - sandboxed
+        entry = module.__dict__.get(setup["entry_point"])
+        if not callable(entry):
+            raise LookupError(f"your code must define a function named {setup['entry_point']}")
+        phase = f"calling {setup['entry_point']}"
+        mark(b"c")
+        dataset = entry(argument)
+        if not isinstance_(dataset, dataset_type):
+            raise TypeError(f"{setup['entry_point']} returned {type(dataset).__name__}, expected a tf.data.Dataset")
+        dataset = dataset.with_options(options)
+        epochs = int(rules.get("epochs_checked", 2)) if role == "check" else int(plan["epochs_per_run"])
+        remove_after = int(rules.get("source_files_removed_after_epoch", 0))
+        for epoch in range(1, epochs + 1):
+            phase = f"epoch {epoch}"
+            labels: list[Any] = []
+            signatures: list[Any] = []
+            low, high = float("inf"), float("-inf")
+            batches = 0
+            mark(b"i")
+            for batch in dataset:
+                mark(b"b")
+                batches += 1
+                if role == "check":
+                    values, label_values = check_structure(batch, batches)
+                    signatures.append(signatures_of(values))
+                    labels.append(label_values)
+                    low, high = min(low, float(values.min())), max(high, float(values.max()))
+                else:
+                    step(batch)
+                mark(b"s")
+            mark(b"e")
+            if role == "check":
+                observation["epochs"].append(_epoch_observation(np, batches, signatures, labels, low, high))
+            if epoch == remove_after:
+                for path in files_to_remove:
+                    path.unlink()
+        observation["source_calls"] = source_calls
+    except BaseException as error:  # the learner's error is the result
+        observation["error"] = {
+            "kind": "element_spec" if isinstance(error, ElementSpecError) else "runtime_error",
+            "phase": phase,
+            "message": _learner_traceback(error, phase),
+            "files_removed": bool(files_to_remove) and not all(path.exists() for path in files_to_remove),
+        }
+        observation["source_calls"] = source_calls
+    if role == "check":
+        from worker.checks import encode_observation_arrays
+
+        send(encode_observation_arrays(observation))
+    elif "error" in observation:
+        send({"type": "error", "message": observation["error"]["message"]})
+    shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def _device_name(tf: Any) -> str:
+    gpus = tf.config.list_physical_devices("GPU")
+    if not gpus:
+        return "CPU"
+    details = tf.config.experimental.get_device_details(gpus[0])
+    return str(details.get("device_name", "GPU"))
+
+
+def _accelerator_step(tf: Any, seconds: float, on_gpu: bool) -> Callable[[Any], None]:
+    """A training step of fixed duration: a sleep on CPU (it leaves the CPU to the pipeline), a
+    calibrated chain of matrix products on a GPU, which consumes the batch and waits for the device."""
+    if seconds <= 0:
+        return lambda batch: None
+    if not on_gpu:
+        return lambda batch: _sleep(seconds)
+    matmul, reduce_sum, tanh, flatten = tf.linalg.matmul, tf.reduce_sum, tf.math.tanh, tf.nest.flatten
+    with tf.device("/GPU:0"):
+        weights = tf.random.normal((1024, 1024)) / 32.0
+
+    def work(batch: Any, repeats: int) -> None:
+        with tf.device("/GPU:0"):
+            total = reduce_sum(tf.cast(flatten(batch)[0], tf.float32)) if batch is not None else 0.0
+            product = weights
+            for _ in range(repeats):
+                product = tanh(matmul(product, weights))
+            float(reduce_sum(product) + total)  # waits for the device
+
+    work(None, 4)
+    started = _perf_counter()
+    work(None, 64)
+    per_product = max((_perf_counter() - started) / 64, 1e-6)
+    repeats = max(1, round(seconds / per_product))
+    return lambda batch: work(batch, repeats)
+
+
+def _pipeline_argument(setup: dict[str, Any], run_dir: Path, np: Any) -> tuple[Any, list[int], list[Path]]:
+    """What the learner's function is called with, the simulator's call counts, and the files the
+    run removes after an epoch (a private copy, so that later runs still find theirs)."""
+    spec, manifest = setup["spec"], setup["manifest"]
+    data_dir = INPUTS_DIR / setup["data_key"]
+    data = spec["data"]
+    rules = spec.get("rules", {})
+    generator = data["generator"]
+    calls: list[int] = []
+    if generator == "python_simulator":
+        observations = np.load(data_dir / "observations.npy")
+        labels = np.load(data_dir / "labels.npy")
+        cost = float(data.get("per_sample_cost_ms", 0)) / 1000.0
+        epoch_calls = [0]
+
+        def make_source() -> Any:
+            epoch_calls[0] += 1
+            calls.append(1)
+            for observation, label in zip(observations, labels, strict=True):
+                until = _perf_counter() + cost
+                while _perf_counter() < until:  # the simulator's own CPU work
+                    pass
+                yield observation, int(label)
+
+        return make_source, calls, []
+    files = [data_dir / name for name in manifest["files"]]
+    removable: list[Path] = []
+    if rules.get("source_files_removed_after_epoch"):
+        run_dir.mkdir(parents=True, exist_ok=True)
+        copies = []
+        for path in files:
+            copy = run_dir / path.name
+            shutil.copyfile(path, copy)
+            copies.append(copy)
+        files = removable = copies
+    if generator == "tfrecord_feature_vectors":
+        pattern = data.get("file_name_pattern", "")
+        wildcard = pattern.split("{")[0] + "*" + pattern.split("}")[-1] if "{" in pattern else "*"
+        matched = sorted(glob.glob(str(files[0].parent / wildcard)))
+        if len(matched) != len(files):
+            raise RuntimeError("the shard files are not where the pattern says")
+        return str(files[0].parent / wildcard), calls, removable
+    return [str(path) for path in files], calls, removable
+
+
+def _signature_function() -> Callable[[Any], Any]:
+    from worker.checks import batch_signatures
+
+    return batch_signatures
+
+
+def _structure_checker(element_spec: dict[str, dict[str, Any]], rules: Mapping[str, Any]) -> Callable[..., Any]:
+    """Checks one batch against the element spec; returns (values, labels) as NumPy arrays."""
+    names = list(element_spec)
+    scaled = rules.get("value_range") == [0.0, 1.0]
+
+    def check(batch: Any, number: int) -> tuple[Any, Any]:
+        if not isinstance(batch, tuple | list) or len(batch) != len(names):
+            kind = type(batch).__name__
+            raise ElementSpecError(
+                f"batch {number}: elements must be ({', '.join(names)}) pairs, got {kind}"
+                + (f" of length {len(batch)}" if isinstance(batch, tuple | list) else "")
+            )
+        arrays = []
+        for name, component in zip(names, batch, strict=True):
+            wanted = element_spec[name]
+            array = component.numpy() if hasattr(component, "numpy") else component
+            dtype = getattr(array, "dtype", type(array))
+            if str(dtype) != wanted["dtype"]:
+                hint = " scaled to [0, 1]" if scaled and name == names[0] else ""
+                raise ElementSpecError(f"batch {number}: {name} are {dtype}, expected {wanted['dtype']}{hint}")
+            shape = list(getattr(array, "shape", ()))
+            if shape != list(wanted["shape"]):
+                hint = ""
+                if shape[1:] == list(wanted["shape"])[1:] and shape[:1] != list(wanted["shape"])[:1]:
+                    hint = " (a smaller last batch? use batch(..., drop_remainder=True))"
+                raise ElementSpecError(
+                    f"batch {number}: {name} have shape {tuple(shape)}, expected {tuple(wanted['shape'])}{hint}"
+                )
+            arrays.append(array)
+        return arrays[0], arrays[1]
+
+    return check
+
+
+class ElementSpecError(Exception):
+    """The output's structure, dtype or shape is not the expected one."""
+
+
+def _epoch_observation(
+    np: Any, batches: int, signatures: list[Any], labels: list[Any], low: float, high: float
+) -> dict[str, Any]:
+    return {
+        "batches": batches,
+        "signatures": np.concatenate(signatures) if signatures else np.zeros((0, 1), dtype=np.float32),
+        "labels": np.concatenate(labels).astype(np.int64) if labels else np.zeros(0, dtype=np.int64),
+        "first_batch_size": len(labels[0]) if labels else 0,
+        "min": low,
+        "max": high,
+    }
+
+
+def _learner_traceback(error: BaseException, phase: str) -> str:
+    """The error as the learner should read it: their own frames and the exception, briefly."""
+    if isinstance(error, ElementSpecError):
+        return str(error)
+    frames = [frame for frame in traceback.extract_tb(error.__traceback__) if frame.filename == SUBMISSION_FILE]
+    where = "".join(f"  line {frame.lineno}, in {frame.name}: {frame.line}\n" for frame in frames[-3:])
+    text = str(error).strip().splitlines()
+    summary = f"{type(error).__name__}: {text[0] if text else ''}"
+    if len(text) > 1:
+        summary += " " + " ".join(line.strip() for line in text[1:4])
+    return (f"While {phase}:\n{where}{summary}")[:4000]
+
+
+if __name__ == "__main__":
+    main()
