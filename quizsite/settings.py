@@ -66,6 +66,7 @@ INSTALLED_APPS = [
     "apps.accounts",
     "apps.content",
     "apps.srs",
+    "apps.exercises",
 ]
 
 MIDDLEWARE = [
@@ -257,7 +258,31 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 60.0,
         "options": {"queue": "default", "expires": 55},
     },
+    "submissions-reap": {
+        "task": "apps.exercises.tasks.submissions_reap",
+        "schedule": 60.0,
+        "options": {"queue": "default", "expires": 55},
+    },
 }
+
+# Pipeline grading (worker/). Data are generated once per machine under GRADER_DATA_DIR.
+GRADER_DATA_DIR = Path(os.environ.get("GRADER_DATA_DIR", VAR_DIR / "grader-data"))
+# TensorFlow-imported sandboxes each worker process keeps ready (about 0.4 GB each).
+GRADER_WARM_PROCESSES = int(os.environ.get("GRADER_WARM_PROCESSES", "1"))
+GRADER_WARM_ON_START = env_bool("GRADER_WARM_ON_START", True)
+# Each round times the naive reference, the expert reference and the submission once, in turn.
+GRADER_TIMING_ROUNDS = int(os.environ.get("GRADER_TIMING_ROUNDS", "3"))
+GRADER_WARMUP_EPOCHS = int(os.environ.get("GRADER_WARMUP_EPOCHS", "1"))
+GRADER_MEASURED_EPOCHS = int(os.environ.get("GRADER_MEASURED_EPOCHS", "1"))
+# Limit of one run (checking, or one timed run) of learner or reference code.
+GRADER_RUN_SECONDS = float(os.environ.get("GRADER_RUN_SECONDS", "60"))
+GRADER_JOB_SECONDS = int(os.environ.get("GRADER_JOB_SECONDS", "540"))
+GRADER_MEMORY_BYTES = int(os.environ.get("GRADER_MEMORY_MIB", "4096")) * 1024**2
+GRADER_TASK_SOFT_SECONDS = GRADER_JOB_SECONDS + 60
+SUBMISSIONS_PER_MINUTE = int(os.environ.get("SUBMISSIONS_PER_MINUTE", "6"))
+# A grading whose worker has not marked it alive for this long is taken over or re-queued.
+SUBMISSION_STALE_SECONDS = int(os.environ.get("SUBMISSION_STALE_SECONDS", "30"))
+SUBMISSION_MAX_ATTEMPTS = 2
 
 LOGGING = {
     "version": 1,

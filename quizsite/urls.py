@@ -11,6 +11,7 @@ api_v1: list[URLPattern | URLResolver] = [
     path("", include("apps.accounts.urls")),
     path("", include("apps.content.urls")),
     path("", include("apps.srs.urls")),
+    path("", include("apps.exercises.urls")),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
     # Anything else under /api/ is a JSON 404, even with DEBUG on.

@@ -298,8 +298,8 @@ def per_value_tolerance(rules: Mapping[str, Any]) -> float:
     return float(rules.get("value_tolerance", 0.0))
 
 
-def _element_spec_text(element_spec: Mapping[str, Mapping[str, Any]]) -> str:
-    return ", ".join(f"{name} {part['dtype']} {tuple(part['shape'])}" for name, part in element_spec.items())
+def _element_spec_text(element_spec: Sequence[Mapping[str, Any]]) -> str:
+    return ", ".join(f"{part['name']} {part['dtype']} {tuple(part['shape'])}" for part in element_spec)
 
 
 def evaluate_observation(
@@ -347,7 +347,7 @@ def evaluate_observation(
         else:
             checks.append(Check("batches_per_epoch", True, f"Each epoch has {wanted_batches} batches."))
     if rules.get("value_range"):
-        names = list(spec["element_spec"])
+        names = [part["name"] for part in spec["element_spec"]]
         low = min(float(epoch["min"]) for epoch in epochs)
         high = max(float(epoch["max"]) for epoch in epochs)
         checks.append(range_check(low, high, rules["value_range"], names[0].capitalize()))

@@ -16,6 +16,7 @@ import glob
 import json
 import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -25,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from worker.checks import ExpectedExamples
-from worker.datagen import ExerciseData, exercise_data_ensure
+from worker.datagen import DataGenerationFailed, ExerciseData, exercise_data_ensure
 from worker.lint import lint_pipeline_code
 from worker.sandbox import Limits, SandboxProcess, SandboxResult
 from worker.timing import speed_points
@@ -76,11 +77,25 @@ class GraderConfig:
     )
 
 
+@dataclass(frozen=True)
+class GradingStats:
+    """Where the time of the last grading went (for benchmarks and logs)."""
+
+    total_seconds: float
+    inside_runs_seconds: float
+    warm_start: bool
+
+    @property
+    def overhead_seconds(self) -> float:
+        return self.total_seconds - self.inside_runs_seconds
+
+
 class Grader:
     def __init__(self, config: GraderConfig) -> None:
         self.config = config
         self._warm: deque[SandboxProcess] = deque()
         self._lock = threading.Lock()
+        self.last_stats: GradingStats | None = None
 
     # -------------------------------------------------------------- warm sandboxes
 
@@ -112,14 +127,15 @@ class Grader:
             waiting = list(self._warm)
         return all(sandbox.wait_ready(timeout) for sandbox in waiting)
 
-    def _take_sandbox(self) -> SandboxProcess:
+    def _take_sandbox(self) -> tuple[SandboxProcess, bool]:
+        """A sandbox for one grading, and whether it had already imported TensorFlow."""
         with self._lock:
             while self._warm:
                 sandbox = self._warm.popleft()
                 if sandbox.alive():
-                    return sandbox
+                    return sandbox, sandbox.wait_ready(0)
                 sandbox.kill()
-        return self.start_sandbox()
+        return self.start_sandbox(), False
 
     def close(self) -> None:
         with self._lock:
@@ -129,7 +145,10 @@ class Grader:
     # -------------------------------------------------------------- grading
 
     def prepare(self, exercise: ExerciseJob) -> ExerciseData:
-        return exercise_data_ensure(self.config.data_dir, exercise.slug, exercise.spec)
+        try:
+            return exercise_data_ensure(self.config.data_dir, exercise.slug, exercise.spec)
+        except (DataGenerationFailed, KeyError, ValueError) as error:
+            raise GradingFailed(f"the data of exercise {exercise.slug} could not be made: {error}") from error
 
     def grade(self, exercise: ExerciseJob, code: str, on_progress: ProgressCallback | None = None) -> dict[str, Any]:
         report = on_progress or (lambda phase, value: None)
@@ -144,11 +163,19 @@ class Grader:
         if rejection is not None:
             return _result("rejected", rejection, lint=lint)
         data = self.prepare(exercise)
-        sandbox = self._take_sandbox()
+        started = time.perf_counter()
+        sandbox, warm = self._take_sandbox()
         try:
             outcome, messages = self._run_job(sandbox, exercise, code, data, report)
+            finished = time.perf_counter()
         finally:
             self.warm_up()
+        final = next((message for message in reversed(messages) if message.get("event") == "result"), {})
+        self.last_stats = GradingStats(
+            total_seconds=finished - started,
+            inside_runs_seconds=float(final.get("inside_runs_seconds", 0.0)),
+            warm_start=warm,
+        )
         return interpret(outcome, messages, exercise, lint)
 
     def _run_job(

@@ -100,6 +100,8 @@ class Grading:
         self.spec: dict[str, Any] = job["spec"]
         self.plan: dict[str, Any] = job["plan"]
         self.run_seconds = float(self.plan["run_seconds"])
+        # Wall time spent inside runs (fork to reap): the rest of a grading is the grader's overhead.
+        self.inside_runs = 0.0
 
     def run(self) -> None:
         from worker.checks import ExpectedExamples
@@ -114,6 +116,7 @@ class Grading:
             rounds = int(self.plan["timing_rounds"])
             if rounds > 0:
                 result.update(self.timing(answer["references"], rounds))
+        result["inside_runs_seconds"] = round(self.inside_runs, 4)
         self.channel.send(result)
 
     def progress(self, phase: str, value: float) -> None:
@@ -171,6 +174,7 @@ class Grading:
 
     def fork_run(self, setup: dict[str, Any], quiet: bool = False) -> RunOutcome:
         read_end, write_end = os.pipe()
+        forked_at = _perf_counter()
         pid = os.fork()
         if pid == 0:  # pragma: no cover - runs in the child
             exit_code = 70
@@ -187,6 +191,7 @@ class Grading:
         os.close(write_end)
         outcome = RunOutcome()
         self.collect(pid, read_end, outcome)
+        self.inside_runs += _perf_counter() - forked_at
         _sweep_other_processes()
         return outcome
 
@@ -200,24 +205,29 @@ class Grading:
         }
 
     def collect(self, pid: int, read_end: int, outcome: RunOutcome) -> None:
+        """Read the child's marks and messages until it exits (a process it left behind may hold
+        the pipe open: the sweep takes care of that one) or its time is up."""
         deadline = _monotonic() + self.run_seconds
         pending = bytearray()
         received = 0
-        open_pipe = True
-        while open_pipe:
+        exited = os.pidfd_open(pid)
+        child_gone = False
+        while True:
             remaining = deadline - _monotonic()
             if remaining <= 0:
                 outcome.timed_out = True
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
                 break
-            readable, _, _ = select.select([read_end], [], [], min(remaining, 1.0))
-            if not readable:
+            readable, _, _ = select.select([read_end, exited], [], [], 0 if child_gone else min(remaining, 1.0))
+            if read_end not in readable:
+                if child_gone:
+                    break  # exited, and everything it wrote has been read
+                child_gone = exited in readable
                 continue
             chunk = os.read(read_end, 1 << 20)
             stamp = _perf_counter()
             if not chunk:
-                open_pipe = False
                 break
             received += len(chunk)
             if received > CHANNEL_LIMIT:
@@ -231,6 +241,7 @@ class Grading:
             for line in lines:
                 self.take_line(bytes(line), stamp, outcome)
         os.close(read_end)
+        os.close(exited)
         _, status = os.waitpid(pid, 0)
         if os.WIFSIGNALED(status):
             outcome.signal = os.WTERMSIG(status)
@@ -319,7 +330,7 @@ def run_child(setup: dict[str, Any], channel_fd: int) -> None:
 
     spec, plan, role = setup["spec"], setup["plan"], setup["role"]
     rules = spec.get("rules", {})
-    element_spec: dict[str, dict[str, Any]] = spec["element_spec"]
+    element_spec: list[dict[str, Any]] = spec["element_spec"]
     device = _device_name(tf)
     # Built before the learner's code runs: the step keeps its own references to what it uses.
     step = _accelerator_step(tf, float(spec.get("accelerator_step_ms", 0)) / 1000.0, device != "CPU")
@@ -481,9 +492,9 @@ def _signature_function() -> Callable[[Any], Any]:
     return batch_signatures
 
 
-def _structure_checker(element_spec: dict[str, dict[str, Any]], rules: Mapping[str, Any]) -> Callable[..., Any]:
+def _structure_checker(element_spec: list[dict[str, Any]], rules: Mapping[str, Any]) -> Callable[..., Any]:
     """Checks one batch against the element spec; returns (values, labels) as NumPy arrays."""
-    names = list(element_spec)
+    names = [part["name"] for part in element_spec]
     scaled = rules.get("value_range") == [0.0, 1.0]
 
     def check(batch: Any, number: int) -> tuple[Any, Any]:
@@ -494,8 +505,8 @@ def _structure_checker(element_spec: dict[str, dict[str, Any]], rules: Mapping[s
                 + (f" of length {len(batch)}" if isinstance(batch, tuple | list) else "")
             )
         arrays = []
-        for name, component in zip(names, batch, strict=True):
-            wanted = element_spec[name]
+        for wanted, component in zip(element_spec, batch, strict=True):
+            name = wanted["name"]
             array = component.numpy() if hasattr(component, "numpy") else component
             dtype = getattr(array, "dtype", type(array))
             if str(dtype) != wanted["dtype"]:

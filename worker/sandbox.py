@@ -287,6 +287,9 @@ class SandboxProcess:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 pass_fds=(result_write,),
+                # bwrap itself stays in the sandbox as its PID 1, where /proc/1/environ shows its
+                # environment: it gets none of the host's.
+                env={"PATH": "/usr/bin:/bin"},
                 preexec_fn=prepare_child,
                 start_new_session=True,
                 close_fds=True,

@@ -8,6 +8,7 @@ from django import forms
 from django.contrib import admin
 from django.http import HttpRequest
 
+from apps.common.admin import ReadOnlyAdmin
 from apps.srs.learner_settings import SETTINGS_FIELDS, scheduling_settings_errors
 from apps.srs.models import CardMemory, DeckPass, ReviewLog, SchedulerProfile, SchedulingSettings
 
@@ -37,19 +38,6 @@ class SchedulingSettingsAdmin(admin.ModelAdmin):
     search_fields = ("learner__username",)
     raw_id_fields = ("learner",)
     readonly_fields = ("updated_at",)
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Rows that record what happened: staff may look, never add, change or delete."""
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 @admin.register(CardMemory)

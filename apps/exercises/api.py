@@ -1,0 +1,74 @@
+"""Submitting pipeline code and following its grading."""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.generics import ListAPIView
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.common.errors import DomainError, error_body
+from apps.exercises.models import SubmissionStatus
+from apps.exercises.selectors import submission_get, submissions_visible
+from apps.exercises.serializers import SubmissionCreatedOutput, SubmissionInput, SubmissionOutput, submission_url
+from apps.exercises.services import TooManySubmissions, submission_create
+
+
+class SubmissionCreateView(APIView):
+    @extend_schema(
+        summary="Submit code for a pipeline exercise; it is graded in the background",
+        request=SubmissionInput,
+        responses={202: SubmissionCreatedOutput},
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        payload = SubmissionInput(data=request.data)
+        payload.is_valid(raise_exception=True)
+        try:
+            submission = submission_create(
+                learner=request.user, exercise_slug=slug, code=payload.validated_data["code"]
+            )
+        except TooManySubmissions as refused:
+            return Response(
+                error_body(refused.code, refused.message),
+                status=refused.status_code,
+                headers={"Retry-After": str(refused.retry_after)},
+            )
+        url = submission_url(submission, request)
+        body = SubmissionCreatedOutput({"id": submission.pk, "url": url, "status": submission.status}).data
+        return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": url})
+
+
+class SubmissionListView(ListAPIView):
+    serializer_class = SubmissionOutput
+
+    @extend_schema(
+        summary="Submissions, newest first: your own, or everyone's for staff",
+        parameters=[
+            OpenApiParameter("exercise", OpenApiTypes.STR, description="Only submissions to this exercise (slug)."),
+            OpenApiParameter("status", OpenApiTypes.STR, enum=SubmissionStatus.values),
+        ],
+    )
+    def get(self, request: Request, *args: object, **kwargs: object) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self):  # type: ignore[no-untyped-def]
+        params = self.request.query_params
+        wanted_status = params.get("status")
+        if wanted_status and wanted_status not in SubmissionStatus.values:
+            raise DomainError(
+                f"status must be one of {', '.join(SubmissionStatus.values)}.",
+                fields={"status": [f"Unknown status {wanted_status!r}."]},
+            )
+        return submissions_visible(
+            user=self.request.user, exercise_slug=params.get("exercise"), status=params.get("status")
+        )
+
+
+class SubmissionDetailView(APIView):
+    @extend_schema(summary="A submission: its status and progress, then its result", responses=SubmissionOutput)
+    def get(self, request: Request, submission_id: int) -> Response:
+        submission = submission_get(user=request.user, submission_id=submission_id)
+        return Response(SubmissionOutput(submission, context={"request": request}).data)

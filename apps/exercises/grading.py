@@ -1,0 +1,56 @@
+"""The worker process's grader, configured from settings (one per process, made on first use)."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from django.conf import settings
+
+from apps.content.models import PipelineExercise
+from worker.grader import ExerciseJob, Grader, GraderConfig
+from worker.sandbox import Limits
+
+_grader: Grader | None = None
+_lock = threading.Lock()
+
+
+def grader_config(*, warm_processes: int | None = None) -> GraderConfig:
+    return GraderConfig(
+        data_dir=Path(settings.GRADER_DATA_DIR),
+        warm_processes=settings.GRADER_WARM_PROCESSES if warm_processes is None else warm_processes,
+        timing_rounds=settings.GRADER_TIMING_ROUNDS,
+        warmup_epochs=settings.GRADER_WARMUP_EPOCHS,
+        measured_epochs=settings.GRADER_MEASURED_EPOCHS,
+        run_seconds=settings.GRADER_RUN_SECONDS,
+        limits=Limits(
+            wall_seconds=settings.GRADER_JOB_SECONDS,
+            cpu_seconds=settings.GRADER_JOB_SECONDS,
+            memory_bytes=settings.GRADER_MEMORY_BYTES,
+            processes=1024,
+            open_files=1024,
+            scratch_bytes=512 * 1024**2,
+            result_bytes=32 * 1024**2,
+        ),
+    )
+
+
+def grader_get() -> Grader:
+    global _grader
+    with _lock:
+        if _grader is None:
+            _grader = Grader(grader_config())
+        return _grader
+
+
+def grader_close() -> None:
+    """Stop this process's warm sandboxes, if it made any."""
+    global _grader
+    with _lock:
+        if _grader is not None:
+            _grader.close()
+            _grader = None
+
+
+def exercise_job(exercise: PipelineExercise) -> ExerciseJob:
+    return ExerciseJob(slug=exercise.slug, entry_point=exercise.entry_point, spec=exercise.spec)

@@ -1,0 +1,124 @@
+"""Shapes of the submission endpoints."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+from rest_framework.reverse import reverse
+
+from apps.exercises.models import Submission, SubmissionStatus, Verdict
+
+
+class StrictCharField(serializers.CharField):
+    """A string, and only a string: numbers and booleans are not turned into text."""
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class SubmissionInput(serializers.Serializer):
+    code = StrictCharField(trim_whitespace=False, allow_blank=False)
+
+
+class CheckOutput(serializers.Serializer):
+    name = serializers.CharField()
+    passed = serializers.BooleanField()
+    message = serializers.CharField()
+
+
+class LintOutput(serializers.Serializer):
+    rule = serializers.CharField()
+    line = serializers.IntegerField()
+    message = serializers.CharField()
+
+
+class PipelineTimingOutput(serializers.Serializer):
+    first_batch_seconds = serializers.FloatField(help_text="From calling the function to the first batch.")
+    epoch_seconds = serializers.FloatField(help_text="Median epoch time after warm-up, training step included.")
+    batches_per_second = serializers.FloatField(help_text="Median steady-state throughput.")
+    input_wait_fraction = serializers.FloatField(help_text="Share of the time the training step waited for input.")
+    total_seconds = serializers.FloatField()
+    measured_epochs = serializers.IntegerField()
+    epoch_spread = serializers.FloatField(help_text="(slowest - fastest) / median of the measured epochs.")
+
+
+class TimingOutput(serializers.Serializer):
+    submission = PipelineTimingOutput()
+    naive = PipelineTimingOutput()
+    expert = PipelineTimingOutput()
+    rewrites_off = serializers.BooleanField()
+    note = serializers.CharField()
+
+
+class SpeedupOutput(serializers.Serializer):
+    vs_naive = serializers.FloatField()
+    vs_expert = serializers.FloatField()
+    expert_vs_naive = serializers.FloatField()
+
+
+class ScoreOutput(serializers.Serializer):
+    total = serializers.FloatField()
+    max = serializers.FloatField()
+    correctness = serializers.FloatField()
+    speed = serializers.FloatField()
+    speed_timed = serializers.BooleanField()
+
+
+class GradingResultOutput(serializers.Serializer):
+    verdict = serializers.ChoiceField(choices=Verdict.choices)
+    message = serializers.CharField()
+    checks = CheckOutput(many=True)
+    timing = TimingOutput(allow_null=True)
+    speedup = SpeedupOutput(allow_null=True)
+    score = ScoreOutput()
+    lint = LintOutput(many=True)
+    device = serializers.CharField()
+    output = serializers.CharField(help_text="What the checking run printed (the end of it).")
+
+
+class SubmissionCreatedOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    url = serializers.CharField()
+    status = serializers.ChoiceField(choices=SubmissionStatus.choices)
+
+
+class SubmissionOutput(serializers.ModelSerializer):
+    url = serializers.SerializerMethodField()
+    exercise = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    learner = serializers.CharField(source="learner.get_username", read_only=True)
+    result = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Submission
+        fields = [
+            "id",
+            "url",
+            "exercise",
+            "learner",
+            "status",
+            "progress",
+            "verdict",
+            "score",
+            "result",
+            "error",
+            "attempts",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "code",
+        ]
+
+    def get_url(self, submission: Submission) -> str:
+        return submission_url(submission, self.context.get("request"))
+
+    @extend_schema_field(GradingResultOutput(allow_null=True))
+    def get_result(self, submission: Submission) -> dict[str, Any] | None:
+        return submission.result
+
+
+def submission_url(submission: Submission, request: Any) -> str:
+    return reverse("submission-detail", kwargs={"submission_id": submission.pk}, request=request)

@@ -1,0 +1,245 @@
+"""Submitting code, grading it exactly once, and recovering gradings a dead worker left behind."""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+from datetime import datetime, timedelta
+from typing import Any
+
+from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db import connection, transaction
+from django.db.models import Q
+from django.utils import timezone
+from rest_framework import status
+
+from apps.common.errors import DomainError
+from apps.content.selectors import exercise_get
+from apps.exercises.grading import exercise_job, grader_get
+from apps.exercises.models import FINISHED, IN_PROGRESS, Submission, SubmissionStatus
+from worker.grader import MAX_CODE_BYTES, Grader, GradingFailed
+
+logger = logging.getLogger(__name__)
+
+# Where each phase's own progress (0-1) lands in the submission's overall progress.
+PHASE_SPANS = {"checking": (0.05, 0.3), "timing": (0.3, 0.98)}
+HEARTBEAT_SECONDS = 5.0
+
+
+class CodeTooLarge(DomainError):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    code = "code_too_large"
+
+
+class TooManySubmissions(DomainError):
+    status_code = status.HTTP_429_TOO_MANY_REQUESTS
+    code = "throttled"
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+def worker_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def submission_create(*, learner: AbstractBaseUser | AnonymousUser, exercise_slug: str, code: str) -> Submission:
+    """Store the code and queue its grading; refuse oversized code and too many submissions."""
+    from apps.exercises.tasks import grade_submission
+
+    exercise = exercise_get(slug=exercise_slug)
+    size = len(code.encode())
+    if size > MAX_CODE_BYTES:
+        raise CodeTooLarge(
+            f"The code is {size} bytes; at most {MAX_CODE_BYTES} bytes ({MAX_CODE_BYTES // 1024} KiB) are accepted.",
+            fields={"code": [f"At most {MAX_CODE_BYTES} bytes."]},
+        )
+    if not code.strip():
+        raise DomainError("The code is empty.", fields={"code": ["Send the code of your pipeline."]})
+    limit = settings.SUBMISSIONS_PER_MINUTE
+    with transaction.atomic():
+        # One learner's submissions are counted one at a time, so two at once cannot both slip under.
+        type(learner).objects.select_for_update().filter(pk=learner.pk).first()  # type: ignore[attr-defined]
+        window_start = timezone.now() - timedelta(minutes=1)
+        recent = list(
+            Submission.objects.filter(learner_id=learner.pk, created_at__gte=window_start)
+            .order_by("created_at")
+            .values_list("created_at", flat=True)
+        )
+        if len(recent) >= limit:
+            wait = max(1, int((recent[0] + timedelta(minutes=1) - timezone.now()).total_seconds()) + 1)
+            raise TooManySubmissions(f"At most {limit} submissions a minute; try again in {wait} s.", retry_after=wait)
+        submission = Submission.objects.create(learner_id=learner.pk, exercise=exercise, code=code)
+        transaction.on_commit(lambda: grade_submission.delay(submission.pk))
+    return submission
+
+
+def submission_grade(*, submission_id: int, grader: Grader | None = None, worker: str | None = None) -> str:
+    """Grade one submission unless it is finished or someone is grading it; says what it did.
+
+    Safe to call again for the same submission (a redelivered task): a finished result is never
+    graded again or overwritten, and a grading in progress elsewhere is left alone unless its
+    worker has stopped (its process is gone, or its heartbeat is stale)."""
+    worker = worker or worker_name()
+    claimed = _claim(submission_id, worker)
+    if isinstance(claimed, str):
+        return claimed
+    submission, attempt = claimed
+    grader = grader or grader_get()
+    beat = _Heartbeat(submission_id, attempt)
+    beat.start()
+    try:
+        result = grader.grade(
+            exercise_job(submission.exercise),
+            submission.code,
+            lambda phase, value: _progress(submission_id, attempt, phase, value),
+        )
+    except GradingFailed as failure:
+        _finish(submission_id, attempt, status=SubmissionStatus.FAILED, error=f"The grader failed: {failure}")
+        return "failed"
+    except SoftTimeLimitExceeded:
+        _finish(
+            submission_id,
+            attempt,
+            status=SubmissionStatus.FAILED,
+            error=f"Grading took longer than {settings.GRADER_TASK_SOFT_SECONDS} s and was stopped.",
+        )
+        return "failed"
+    finally:
+        beat.stop()
+    _finish(
+        submission_id,
+        attempt,
+        status=SubmissionStatus.DONE,
+        verdict=result["verdict"],
+        score=float(result["score"]["total"]),
+        result=result,
+    )
+    return "graded"
+
+
+def _claim(submission_id: int, worker: str) -> tuple[Submission, int] | str:
+    now = timezone.now()
+    with transaction.atomic():
+        submission = Submission.objects.select_for_update().select_related("exercise").filter(pk=submission_id).first()
+        if submission is None:
+            return "missing"
+        if submission.status in FINISHED:
+            return "finished"
+        if submission.status in IN_PROGRESS and not _stalled(submission, now):
+            return "busy"
+        if submission.status in IN_PROGRESS and submission.attempts >= settings.SUBMISSION_MAX_ATTEMPTS:
+            _fail_interrupted(submission, now)
+            return "failed"
+        submission.status = SubmissionStatus.RUNNING
+        submission.attempts += 1
+        submission.worker = worker
+        submission.heartbeat_at = now
+        submission.started_at = now
+        submission.progress = 0.0
+        submission.save(update_fields=["status", "attempts", "worker", "heartbeat_at", "started_at", "progress"])
+    return submission, submission.attempts
+
+
+def _stalled(submission: Submission, now: datetime) -> bool:
+    if submission.heartbeat_at is None:
+        return True
+    if now - submission.heartbeat_at > timedelta(seconds=settings.SUBMISSION_STALE_SECONDS):
+        return True
+    host, _, pid = submission.worker.rpartition(":")
+    if host == socket.gethostname() and pid.isdigit():
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            return True  # the worker process on this machine is gone
+        except PermissionError:
+            return False
+    return False
+
+
+def _fail_interrupted(submission: Submission, now: datetime) -> None:
+    submission.status = SubmissionStatus.FAILED
+    submission.finished_at = now
+    submission.error = (
+        f"Grading was interrupted {submission.attempts} times (the worker grading it stopped); it was not retried"
+        " again. Submit the code again to grade it."
+    )
+    submission.save(update_fields=["status", "finished_at", "error"])
+
+
+def _progress(submission_id: int, attempt: int, phase: str, value: float) -> None:
+    low, high = PHASE_SPANS.get(phase, (0.0, 1.0))
+    new_status = SubmissionStatus.TIMING if phase == "timing" else SubmissionStatus.CHECKING
+    Submission.objects.filter(pk=submission_id, attempts=attempt, status__in=IN_PROGRESS).update(
+        status=new_status,
+        progress=round(low + (high - low) * min(max(value, 0.0), 1.0), 3),
+        heartbeat_at=timezone.now(),
+    )
+
+
+def _finish(submission_id: int, attempt: int, *, status: str, **fields: Any) -> bool:
+    """Write the outcome, only if this attempt still owns the submission."""
+    updated = Submission.objects.filter(pk=submission_id, attempts=attempt, status__in=IN_PROGRESS).update(
+        status=status, progress=1.0, finished_at=timezone.now(), **fields
+    )
+    return updated == 1
+
+
+class _Heartbeat:
+    """Marks the submission alive every few seconds while a grading runs, whatever it is doing."""
+
+    def __init__(self, submission_id: int, attempt: int) -> None:
+        self.submission_id = submission_id
+        self.attempt = attempt
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"heartbeat-{submission_id}", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.wait(HEARTBEAT_SECONDS):
+                Submission.objects.filter(pk=self.submission_id, attempts=self.attempt, status__in=IN_PROGRESS).update(
+                    heartbeat_at=timezone.now()
+                )
+        except Exception:
+            logger.exception("Heartbeat of submission %s failed", self.submission_id)
+        finally:
+            connection.close()
+
+
+def submissions_reap_stalled() -> dict[str, int]:
+    """Re-queue gradings whose worker stopped, or fail them once they have used their attempts."""
+    from apps.exercises.tasks import grade_submission
+
+    now = timezone.now()
+    cutoff = now - timedelta(seconds=settings.SUBMISSION_STALE_SECONDS)
+    counts = {"requeued": 0, "failed": 0}
+    stalled = Submission.objects.filter(status__in=IN_PROGRESS).filter(
+        Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at=None)
+    )
+    for submission_id in stalled.values_list("pk", flat=True):
+        with transaction.atomic():
+            submission = Submission.objects.select_for_update().filter(pk=submission_id).first()
+            if submission is None or submission.status not in IN_PROGRESS or not _stalled(submission, now):
+                continue
+            if submission.attempts >= settings.SUBMISSION_MAX_ATTEMPTS:
+                _fail_interrupted(submission, now)
+                counts["failed"] += 1
+                continue
+            submission.status = SubmissionStatus.QUEUED
+            submission.progress = 0.0
+            submission.save(update_fields=["status", "progress"])
+            transaction.on_commit(lambda pk=submission.pk: grade_submission.delay(pk))
+            counts["requeued"] += 1
+    return counts

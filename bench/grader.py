@@ -1,0 +1,229 @@
+"""The pipeline grader: overhead per submission, timing stability, whether speedups come out in
+the right order, and throughput of one worker.
+
+Run: python -m bench.grader [--quick] [--only a,b,c,d]
+No database is needed: it grades the shipped exercises (decks/) through the same Grader and
+sandbox the Celery workers use, with the production timing plan (3 rounds) unless --quick.
+
+(a) median overhead per submission (grading wall time minus the time spent inside runs of code),
+    warm (a TensorFlow-imported sandbox ready) and cold (sandbox started for the submission);
+    targets: warm <= 0.5 s and <= 1/10 of cold.
+(b) coefficient of variation of the steady-state throughput over 10 gradings of one submission;
+    target <= 5 %.
+(c) whether the performance guide's cases come out in order in 10 of 10 runs: naive < prefetch <
+    parallel map + prefetch; scalar map before batch < vectorized map after batch.
+(d) submissions graded per minute by one worker with concurrency 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from worker.grader import ExerciseJob, Grader, GraderConfig, gpu_devices
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DATA_DIR = REPO_ROOT / "var" / "grader-data"
+
+
+def shipped_exercises() -> dict[str, ExerciseJob]:
+    document = yaml.safe_load((REPO_ROOT / "decks" / "tensorflow-ai-phd.yaml").read_text())
+    return {
+        exercise["slug"]: ExerciseJob(exercise["slug"], exercise["entry_point"], exercise["spec"])
+        for lesson in document["lessons"]
+        for exercise in lesson.get("exercises", [])
+    }
+
+
+EXERCISES = shipped_exercises()
+IMAGES = EXERCISES["tfrecord-image-pipeline"]
+SHARDS = EXERCISES["many-file-interleave"]
+SIMULATOR = EXERCISES["generator-simulator-source"]
+
+IMAGE_PIPELINE = """
+import tensorflow as tf
+
+FEATURES = {
+    "image": tf.io.FixedLenFeature([], tf.string),
+    "label": tf.io.FixedLenFeature([], tf.int64),
+}
+
+
+def parse(record):
+    parsed = tf.io.parse_single_example(record, FEATURES)
+    image = tf.io.decode_jpeg(parsed["image"], channels=3)
+    image = tf.cast(tf.ensure_shape(image, [224, 224, 3]), tf.float32) / 255.0
+    return image, tf.cast(parsed["label"], tf.int32)
+
+
+def build_pipeline(files):
+    records = tf.data.TFRecordDataset(files).shuffle(1024)
+    examples = records.map(parse{parallel})
+    return examples.batch(32, drop_remainder=True){prefetch}
+"""
+# The performance guide's first cases, on the image exercise.
+GUIDE_NAIVE = IMAGE_PIPELINE.format(parallel="", prefetch="")
+GUIDE_PREFETCH = IMAGE_PIPELINE.format(parallel="", prefetch=".prefetch(tf.data.AUTOTUNE)")
+GUIDE_PARALLEL = IMAGE_PIPELINE.format(
+    parallel=", num_parallel_calls=tf.data.AUTOTUNE", prefetch=".prefetch(tf.data.AUTOTUNE)"
+)
+
+
+def config(quick: bool, **changes: Any) -> GraderConfig:
+    base = GraderConfig(data_dir=DATA_DIR, timing_rounds=1 if quick else 3)
+    return replace(base, **changes)
+
+
+def with_references(exercise: ExerciseJob, naive: str, expert: str) -> ExerciseJob:
+    spec = {**exercise.spec, "references": {"naive": naive, "expert": expert}}
+    return ExerciseJob(exercise.slug, exercise.entry_point, spec)
+
+
+def accepted(result: dict[str, Any]) -> dict[str, Any]:
+    if result["verdict"] != "accepted":
+        raise SystemExit(f"expected an accepted grading, got {result['verdict']}: {result['message']}")
+    return result
+
+
+def bench_overhead(quick: bool, repeats: int) -> None:
+    code = SIMULATOR.spec["references"]["expert"]
+    warm_grader = Grader(config(quick, warm_processes=1))
+    warm: list[float] = []
+    try:
+        for _ in range(repeats):
+            warm_grader.warm_up()
+            warm_grader.wait_until_warm()
+            accepted(warm_grader.grade(SIMULATOR, code))
+            stats = warm_grader.last_stats
+            assert stats is not None and stats.warm_start
+            warm.append(stats.overhead_seconds)
+    finally:
+        warm_grader.close()
+    cold: list[float] = []
+    cold_grader = Grader(config(quick, warm_processes=0))
+    for _ in range(max(3, repeats // 2)):
+        accepted(cold_grader.grade(SIMULATOR, code))
+        stats = cold_grader.last_stats
+        assert stats is not None and not stats.warm_start
+        cold.append(stats.overhead_seconds)
+    warm_median, cold_median = statistics.median(warm), statistics.median(cold)
+    print("(a) overhead per submission (grading wall time minus time inside runs)")
+    print(f"    warm: median {warm_median:.3f} s over {len(warm)}  (each: {', '.join(f'{v:.3f}' for v in warm)})")
+    print(f"    cold: median {cold_median:.3f} s over {len(cold)}  (each: {', '.join(f'{v:.3f}' for v in cold)})")
+    print(
+        f"    warm / cold = {warm_median / cold_median:.3f}; target warm <= 0.5 s: "
+        f"{'met' if warm_median <= 0.5 else 'NOT met'}; <= 1/10 of cold: "
+        f"{'met' if warm_median <= cold_median / 10 else 'NOT met'}"
+    )
+
+
+def bench_stability(quick: bool, repeats: int) -> None:
+    grader = Grader(config(quick, warm_processes=1))
+    rates: list[float] = []
+    try:
+        for _ in range(repeats):
+            result = accepted(grader.grade(IMAGES, IMAGES.spec["references"]["expert"]))
+            rates.append(result["timing"]["submission"]["batches_per_second"])
+    finally:
+        grader.close()
+    mean = statistics.mean(rates)
+    variation = statistics.stdev(rates) / mean if len(rates) > 1 else 0.0
+    print(f"(b) steady-state throughput of the expert image pipeline over {len(rates)} gradings")
+    print(f"    batches/s: {', '.join(f'{rate:.1f}' for rate in rates)}")
+    print(f"    mean {mean:.2f}, coefficient of variation {variation:.1%} (target <= 5%)")
+
+
+def bench_ordering(quick: bool, repeats: int) -> None:
+    grader = Grader(config(quick, warm_processes=1))
+    prefetch_case = with_references(IMAGES, GUIDE_NAIVE, GUIDE_PARALLEL)
+    vectorize_case = with_references(SHARDS, SHARDS.spec["references"]["naive"], SHARDS.spec["references"]["expert"])
+    in_order = {"naive < prefetch < parallel map + prefetch": 0, "scalar map < vectorized map": 0}
+    try:
+        for run in range(repeats):
+            timing = accepted(grader.grade(prefetch_case, GUIDE_PREFETCH))["timing"]
+            naive, prefetch, parallel = (timing[name]["epoch_seconds"] for name in ("naive", "submission", "expert"))
+            first = naive > prefetch > parallel
+            in_order["naive < prefetch < parallel map + prefetch"] += first
+            timing = accepted(grader.grade(vectorize_case, SHARDS.spec["references"]["expert"]))["timing"]
+            scalar, vectorized = timing["naive"]["epoch_seconds"], timing["expert"]["epoch_seconds"]
+            second = scalar > vectorized
+            in_order["scalar map < vectorized map"] += second
+            print(
+                f"    run {run + 1}: epoch s naive {naive:.3f} prefetch {prefetch:.3f} parallel {parallel:.3f}"
+                f" ({'ok' if first else 'OUT OF ORDER'}); scalar {scalar:.3f} vectorized {vectorized:.3f}"
+                f" ({'ok' if second else 'OUT OF ORDER'})"
+            )
+    finally:
+        grader.close()
+    print("(c) speedups in the performance guide's order")
+    for case, count in in_order.items():
+        print(f"    {case}: {count} of {repeats} runs")
+
+
+def bench_throughput(quick: bool, seconds: float) -> None:
+    mix = [(exercise, exercise.spec["references"]["expert"]) for exercise in EXERCISES.values()]
+    graders = [Grader(config(quick, warm_processes=1)) for _ in range(2)]
+    for grader in graders:
+        grader.warm_up()
+    for grader in graders:
+        grader.wait_until_warm()
+    done: list[str] = []
+    lock = threading.Lock()
+    deadline = time.monotonic() + seconds
+
+    def worker_loop(grader: Grader, offset: int) -> None:
+        index = offset
+        while time.monotonic() < deadline:
+            exercise, code = mix[index % len(mix)]
+            accepted(grader.grade(exercise, code))
+            with lock:
+                done.append(exercise.slug)
+            index += 1
+
+    started = time.monotonic()
+    try:
+        with ThreadPoolExecutor(2) as pool:
+            list(pool.map(worker_loop, graders, [0, 2]))
+    finally:
+        for grader in graders:
+            grader.close()
+    elapsed = time.monotonic() - started
+    print(f"(d) one worker, concurrency 2, the four expert references in turn, {len(mix)} exercises")
+    print(f"    {len(done)} submissions in {elapsed:.0f} s = {len(done) / elapsed * 60:.1f} per minute")
+
+
+def main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="One timing round per grading, fewer repeats.")
+    parser.add_argument("--only", default="a,b,c,d", help="Which parts to run, e.g. a,c.")
+    options = parser.parse_args(argv)
+    parts = set(options.only.split(","))
+    repeats = 3 if options.quick else 10
+    print(f"device: {'GPU ' + ', '.join(gpu_devices()) if gpu_devices() else 'CPU only'}")
+    print(f"timing plan: {config(options.quick).timing_rounds} rounds, warm-up + measured epoch per run")
+    benches: dict[str, Callable[[], None]] = {
+        "a": lambda: bench_overhead(options.quick, 3 if options.quick else 5),
+        "b": lambda: bench_stability(options.quick, repeats),
+        "c": lambda: bench_ordering(options.quick, repeats),
+        "d": lambda: bench_throughput(options.quick, 60.0 if options.quick else 180.0),
+    }
+    for name, bench in benches.items():
+        if name in parts:
+            started = time.monotonic()
+            bench()
+            print(f"    ({time.monotonic() - started:.0f} s)")
+            sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,109 @@
+"""Through the API to a real Celery worker process on the configured broker: a submission is
+graded in a sandbox, and a worker process killed mid-grade leaves it graded by the next one."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from django.db import connection
+
+from apps.exercises.models import Submission
+from tests.conftest import REPO_ROOT
+from tests.exercises.conftest import SIMULATOR, reference, requires_sandbox
+from tests.exercises.test_hostile import pipeline_after
+
+pytestmark = [pytest.mark.integration, pytest.mark.grader, requires_sandbox, pytest.mark.django_db(transaction=True)]
+
+URL = f"/api/v1/exercises/{SIMULATOR.slug}/submissions/"
+
+
+def worker_database_url() -> str:
+    settings = connection.settings_dict
+    if settings["ENGINE"].endswith("sqlite3"):
+        return f"sqlite:///{settings['NAME']}"
+    return f"postgres://{settings['USER']}@{settings['HOST']}:{settings['PORT']}/{settings['NAME']}"
+
+
+@pytest.fixture
+def grading_worker(shipped_course) -> Iterator[subprocess.Popen]:
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "quizsite.test_settings",
+        "DATABASE_URL": worker_database_url(),
+        "GRADER_WARM_ON_START": "true",
+    }
+    process = subprocess.Popen(
+        [
+            sys.executable, "-m", "celery", "-A", "quizsite", "worker",
+            "--queues", "gpu", "--pool", "prefork", "--concurrency", "1",
+            "--hostname", f"grader-test-{uuid.uuid4().hex[:8]}@%h",
+            "--without-mingle", "--without-gossip", "--loglevel", "INFO",
+        ],
+        cwd=REPO_ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )  # fmt: skip
+    yield process
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def wait_for(client, url: str, done, timeout: float = 240.0) -> dict:
+    deadline = time.monotonic() + timeout
+    seen = []
+    while time.monotonic() < deadline:
+        body = client.get(url).json()
+        seen.append((body["status"], body["progress"]))
+        if done(body):
+            return body
+        time.sleep(0.3)
+    raise AssertionError(f"timed out; statuses seen: {seen[-20:]}")
+
+
+def test_a_submission_is_graded_by_the_worker_with_progress(grading_worker, learner_client):
+    created = learner_client.post(URL, {"code": reference(SIMULATOR, "expert")}, format="json")
+    assert created.status_code == 202, created.content
+    url = created.json()["url"]
+    statuses: list[str] = []
+
+    def finished(body: dict) -> bool:
+        statuses.append(body["status"])
+        return body["status"] in {"done", "failed"}
+
+    body = wait_for(learner_client, url, finished)
+    assert body["status"] == "done", body
+    assert body["verdict"] == "accepted" and body["attempts"] == 1 and body["progress"] == 1.0
+    assert body["result"]["timing"]["rewrites_off"] is True
+    assert body["result"]["speedup"]["vs_naive"] > 0
+    # Progress was visible on the way: statuses only move forward.
+    order = ["queued", "running", "checking", "timing", "done"]
+    assert [order.index(status) for status in statuses] == sorted(order.index(status) for status in statuses)
+    assert {"checking", "timing"} & set(statuses), statuses
+
+
+def test_a_worker_process_killed_mid_grade_leaves_the_submission_graded_again(grading_worker, learner_client):
+    code = pipeline_after("import time\ntime.sleep(4)")
+    url = learner_client.post(URL, {"code": code}, format="json").json()["url"]
+    body = wait_for(learner_client, url, lambda body: body["status"] in {"running", "checking"})
+    worker = Submission.objects.get(pk=body["id"]).worker
+    pid = int(worker.rpartition(":")[2])
+    assert pid != grading_worker.pid
+    os.kill(pid, signal.SIGKILL)
+
+    body = wait_for(learner_client, url, lambda body: body["status"] in {"done", "failed"})
+    assert body["status"] == "done", body
+    assert body["attempts"] == 2 and body["verdict"] == "accepted"
+    assert Submission.objects.get(pk=body["id"]).worker != worker

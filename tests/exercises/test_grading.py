@@ -1,0 +1,261 @@
+"""Grading real submissions in real sandboxes: references pass, each kind of mistake gets its
+verdict and a message a learner can act on."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.exercises.conftest import (
+    CACHE,
+    IMAGES,
+    SHARDS,
+    SIMULATOR,
+    grader_config_for_tests,
+    reference,
+    requires_sandbox,
+)
+from worker.grader import Grader
+
+pytestmark = [requires_sandbox, pytest.mark.grader]
+
+RESULT_KEYS = {"verdict", "message", "checks", "timing", "speedup", "score", "lint", "device", "output"}
+
+IMAGE_PARSER = """
+import tensorflow as tf
+
+FEATURES = {
+    "image": tf.io.FixedLenFeature([], tf.string),
+    "label": tf.io.FixedLenFeature([], tf.int64),
+}
+
+
+def parse(record):
+    parsed = tf.io.parse_single_example(record, FEATURES)
+    image = tf.io.decode_jpeg(parsed["image"], channels=3)
+    return SCALE, tf.cast(parsed["label"], tf.int32)
+
+
+def build_pipeline(files):
+    records = tf.data.TFRecordDataset(files)
+    records = SHUFFLE
+    return records.map(parse, num_parallel_calls=tf.data.AUTOTUNE).BATCH.prefetch(2)
+"""
+
+
+def image_pipeline(
+    scale: str = "tf.image.convert_image_dtype(image, tf.float32)",
+    shuffle: str = "records.shuffle(1024)",
+    batch: str = "batch(32, drop_remainder=True)",
+) -> str:
+    return IMAGE_PARSER.replace("SCALE", scale).replace("SHUFFLE", shuffle).replace("BATCH", batch)
+
+
+def failed_checks(result: dict) -> dict[str, str]:
+    return {check["name"]: check["message"] for check in result["checks"] if not check["passed"]}
+
+
+@pytest.mark.parametrize("exercise", [IMAGES, SHARDS, SIMULATOR, CACHE], ids=lambda exercise: exercise.slug)
+@pytest.mark.parametrize("which", ["naive", "expert"])
+def test_reference_solutions_are_accepted(checking_grader: Grader, exercise, which):
+    result = checking_grader.grade(exercise, reference(exercise, which))
+    assert result["verdict"] == "accepted", result
+    assert set(result) == RESULT_KEYS
+    assert result["checks"] and all(check["passed"] for check in result["checks"])
+    assert result["score"]["correctness"] == exercise.spec["scoring"]["correctness"]
+    assert result["device"]
+
+
+def test_other_correct_scalings_are_accepted_within_the_pixel_tolerance(checking_grader: Grader):
+    for scale in (
+        "tf.cast(image, tf.float32) / 255.0",
+        "tf.image.resize(tf.image.convert_image_dtype(image, tf.float32), [224, 224])",
+    ):
+        result = checking_grader.grade(IMAGES, image_pipeline(scale=scale))
+        assert result["verdict"] == "accepted", (scale, result)
+
+
+def test_uint8_images_are_wrong_output_with_the_batch_and_the_fix(checking_grader: Grader):
+    result = checking_grader.grade(IMAGES, image_pipeline(scale="image"))
+    assert result["verdict"] == "wrong_output"
+    assert failed_checks(result) == {"element_spec": "batch 1: images are uint8, expected float32 scaled to [0, 1]"}
+
+
+def test_unscaled_float_images_fail_the_value_range(checking_grader: Grader):
+    result = checking_grader.grade(IMAGES, image_pipeline(scale="tf.cast(image, tf.float32)"))
+    assert result["verdict"] == "wrong_output"
+    failures = failed_checks(result)
+    assert "divide by 255" in failures["value_range"]
+    assert "match no input example" in failures["every_example_once"]
+
+
+def test_unshuffled_pipeline_fails_the_shuffle_check(checking_grader: Grader):
+    result = checking_grader.grade(IMAGES, image_pipeline(shuffle="records"))
+    assert result["verdict"] == "wrong_output"
+    assert set(failed_checks(result)) == {"shuffled"}
+    assert "file order" in result["message"]
+
+
+def test_shuffle_that_repeats_its_order_every_epoch_fails(checking_grader: Grader):
+    result = checking_grader.grade(
+        IMAGES, image_pipeline(shuffle="records.shuffle(1024, seed=1, reshuffle_each_iteration=False)")
+    )
+    assert failed_checks(result) == {
+        "shuffled": "Epochs 1 and 2 have the same order: shuffle must reshuffle each iteration"
+        " (keep reshuffle_each_iteration on, and do not cache after shuffle)."
+    }
+
+
+def test_a_short_last_batch_is_named_with_its_fix(checking_grader: Grader):
+    result = checking_grader.grade(
+        IMAGES, image_pipeline(shuffle="records.take(1000).shuffle(1000)", batch="batch(32)")
+    )
+    assert result["verdict"] == "wrong_output"
+    assert "drop_remainder=True" in failed_checks(result)["element_spec"]
+
+
+def test_duplicated_and_missing_examples_are_counted_per_epoch(checking_grader: Grader):
+    # 16 examples of the first shard replace 16 of the last: the count is right, the multiset is not.
+    shuffle = "records.take(1008).concatenate(records.take(16)).shuffle(1024)"
+    result = checking_grader.grade(IMAGES, image_pipeline(shuffle=shuffle))
+    assert failed_checks(result) == {
+        "every_example_once": "epoch 1: 16 examples appear more than once; 16 input examples never appear."
+    }
+
+
+def test_caching_after_the_random_flip_freezes_the_augmentation(checking_grader: Grader):
+    code = reference(CACHE, "expert").replace(
+        """    examples = examples.cache()
+    # After the cache: a new order and new flips every epoch.
+    examples = examples.shuffle(256)
+    examples = examples.map(augment, num_parallel_calls=AUTOTUNE)""",
+        """    examples = examples.map(augment, num_parallel_calls=AUTOTUNE)
+    examples = examples.cache()
+    examples = examples.shuffle(256)""",
+    )
+    assert code != reference(CACHE, "expert")
+    result = checking_grader.grade(CACHE, code)
+    assert result["verdict"] == "wrong_output"
+    assert "after cache()" in failed_checks(result)["augmentation_varies"]
+    assert any(finding["rule"] == "cache-after-augmentation" for finding in result["lint"])
+
+
+def test_a_pipeline_without_cache_fails_once_the_files_are_removed(checking_grader: Grader):
+    code = reference(CACHE, "naive").replace("examples = examples.cache()", "")
+    result = checking_grader.grade(CACHE, code)
+    assert result["verdict"] == "wrong_output"
+    assert "Epoch 2 failed after the TFRecord files were removed" in failed_checks(result)["served_from_cache"]
+
+
+def test_simulator_without_output_signature_and_called_once_fails(checking_grader: Grader):
+    code = """
+import tensorflow as tf
+
+
+def build_pipeline(make_source):
+    items = list(make_source())
+    observations = tf.constant([item[0] for item in items])
+    labels = tf.constant([item[1] for item in items], dtype=tf.int32)
+    return tf.data.Dataset.from_tensor_slices((observations, labels)).batch(16, drop_remainder=True)
+"""
+    result = checking_grader.grade(SIMULATOR, code)
+    failures = failed_checks(result)
+    assert result["verdict"] == "wrong_output"
+    assert set(failures) == {"from_generator_signature", "source_called_once_per_epoch"}
+    assert "called 1 time over 2 epochs" in failures["source_called_once_per_epoch"]
+
+
+def test_interleave_without_mixing_shards_fails_the_first_batch_check(checking_grader: Grader):
+    code = reference(SHARDS, "naive").replace("records = records.shuffle(16384)", "records = records.shuffle(64)")
+    result = checking_grader.grade(SHARDS, code)
+    assert result["verdict"] == "wrong_output"
+    assert "expected at least 8: read several files at once" in failed_checks(result)["mixes_shards"]
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        ("def build_pipeline(files:\n    pass\n", "Syntax error on line 1"),
+        ("import tensorflow as tf\n\ndef make_pipeline(files):\n    return None\n", "named build_pipeline"),
+        ("import threading\n\ndef build_pipeline(files):\n    return None\n", "line 1: importing threading"),
+        ("from concurrent.futures import ThreadPoolExecutor\ndef build_pipeline(files): ...\n", "concurrent.futures"),
+    ],
+)
+def test_code_that_cannot_be_run_is_rejected_without_running(checking_grader: Grader, code, expected):
+    result = checking_grader.grade(IMAGES, code)
+    assert result["verdict"] == "rejected"
+    assert expected in result["message"]
+
+
+def test_an_exception_reports_the_learners_line_and_error(checking_grader: Grader):
+    code = (
+        "import tensorflow as tf\n\n\n"
+        "def build_pipeline(files):\n"
+        "    return tf.data.TFRecordDataset(files).map(undefined_name)\n"
+    )
+    result = checking_grader.grade(IMAGES, code)
+    assert result["verdict"] == "runtime_error"
+    assert "line 5, in build_pipeline" in result["message"]
+    assert "NameError: name 'undefined_name' is not defined" in result["message"]
+
+
+def test_returning_something_else_than_a_dataset_is_a_runtime_error(checking_grader: Grader):
+    result = checking_grader.grade(IMAGES, "def build_pipeline(files):\n    return files\n")
+    assert result["verdict"] == "runtime_error"
+    assert "returned list, expected a tf.data.Dataset" in result["message"]
+
+
+def test_printed_output_of_the_checking_run_comes_back(checking_grader: Grader):
+    code = reference(SIMULATOR, "expert").replace(
+        "def build_pipeline(make_source):", 'print("hello from the pipeline")\n\n\ndef build_pipeline(make_source):'
+    )
+    result = checking_grader.grade(SIMULATOR, code)
+    assert result["verdict"] == "accepted"
+    assert "hello from the pipeline" in result["output"]
+
+
+def test_timed_grading_reports_timing_speedups_and_score():
+    grader = Grader(grader_config_for_tests(timing_rounds=1, warm_processes=1, run_seconds=30.0))
+    phases: list[tuple[str, float]] = []
+    try:
+        result = grader.grade(
+            SIMULATOR, reference(SIMULATOR, "expert"), lambda phase, value: phases.append((phase, value))
+        )
+    finally:
+        grader.close()
+    assert result["verdict"] == "accepted", result
+    timing = result["timing"]
+    assert set(timing) == {"submission", "naive", "expert", "rewrites_off", "note"}
+    assert timing["rewrites_off"] is True
+    for figures in (timing["submission"], timing["naive"], timing["expert"]):
+        assert figures["measured_epochs"] == 1
+        assert 0 < figures["first_batch_seconds"] < figures["total_seconds"]
+        # 40 batches with a 10 ms step each: an epoch cannot be faster than 0.4 s.
+        assert figures["epoch_seconds"] >= 0.4
+        assert figures["batches_per_second"] == pytest.approx(40 / figures["epoch_seconds"], rel=0.05)
+        assert 0 <= figures["input_wait_fraction"] < 1
+    speedup = result["speedup"]
+    assert speedup["vs_naive"] == pytest.approx(
+        timing["naive"]["epoch_seconds"] / timing["submission"]["epoch_seconds"], rel=0.01
+    )
+    assert result["score"]["speed_timed"] is True
+    assert result["score"]["total"] == result["score"]["correctness"] + result["score"]["speed"]
+    assert phases[0][0] == "checking" and "timing" in {phase for phase, _ in phases}
+
+
+def test_patching_the_clock_and_sleep_does_not_change_the_timing():
+    grader = Grader(grader_config_for_tests(timing_rounds=1, warm_processes=1, run_seconds=30.0))
+    patched = (
+        "import time\n"
+        "time.sleep = lambda seconds: None\n"
+        "time.perf_counter = lambda: 0.0\n"
+        "time.monotonic = lambda: 0.0\n" + reference(SIMULATOR, "naive")
+    )
+    try:
+        result = grader.grade(SIMULATOR, patched)
+    finally:
+        grader.close()
+    assert result["verdict"] == "accepted", result
+    # The step still sleeps 10 ms per batch and the clock is the grader's own: a patched clock
+    # would give zero or negative times, a patched sleep a time below 40 x 10 ms.
+    assert result["timing"]["submission"]["epoch_seconds"] >= 0.4
+    assert result["timing"]["submission"]["first_batch_seconds"] > 0

@@ -1,0 +1,193 @@
+"""Hostile submissions: each gets its verdict, learns nothing it should not, and the grader goes
+on to grade the next submission."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import REPO_ROOT
+from tests.exercises.conftest import SIMULATOR, assert_grades_next_submission, requires_sandbox
+from worker.grader import Grader
+
+pytestmark = [requires_sandbox, pytest.mark.grader]
+
+
+def pipeline_after(prelude: str) -> str:
+    """Code that runs `prelude` inside build_pipeline, then returns a correct pipeline."""
+    body = "\n".join("    " + line for line in prelude.strip().splitlines())
+    return f"""
+import tensorflow as tf
+
+
+def build_pipeline(make_source):
+{body}
+    signature = (tf.TensorSpec((8,), tf.float32), tf.TensorSpec((), tf.int32))
+    samples = tf.data.Dataset.from_generator(make_source, output_signature=signature)
+    return samples.batch(16, drop_remainder=True).prefetch(2)
+"""
+
+
+def grade(grader: Grader, prelude: str) -> dict:
+    return grader.grade(SIMULATOR, pipeline_after(prelude))
+
+
+def test_files_outside_scratch_cannot_be_read(checking_grader: Grader):
+    secret_files = [str(REPO_ROOT / "quizsite" / "settings.py"), "/etc/shadow", "/root/.bashrc", "/proc/1/environ"]
+    result = grade(
+        checking_grader,
+        f"""
+found = []
+for path in {secret_files!r}:
+    try:
+        found.append(path + ": " + open(path).read(20))
+    except OSError:
+        pass
+raise RuntimeError("readable: " + repr(found))
+""",
+    )
+    assert result["verdict"] == "runtime_error"
+    assert "readable: []" in result["message"]
+    assert_grades_next_submission(checking_grader)
+
+
+def test_environment_holds_no_secrets_or_service_urls(checking_grader: Grader, monkeypatch):
+    monkeypatch.setenv("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/secret")
+    result = grade(checking_grader, "import os\nraise RuntimeError(sorted(os.environ))")
+    assert result["verdict"] == "runtime_error"
+    names = result["message"].split("RuntimeError: ")[1]
+    for secret in ("DATABASE_URL", "REDIS_URL", "SECRET_KEY", "CELERY_BROKER_URL", "DJANGO_SETTINGS_MODULE"):
+        assert secret not in names
+    assert_grades_next_submission(checking_grader)
+
+
+def test_database_and_broker_cannot_be_reached(checking_grader: Grader):
+    result = grade(
+        checking_grader,
+        """
+import socket
+reached = []
+for port in (5432, 6379, 5672):
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+        reached.append(port)
+    except OSError:
+        pass
+raise RuntimeError("reached: " + repr(reached))
+""",
+    )
+    assert "reached: []" in result["message"]
+    assert_grades_next_submission(checking_grader)
+
+
+def test_writing_outside_scratch_fails_and_scratch_is_private(checking_grader: Grader):
+    marker = REPO_ROOT / "var" / "written-by-submission"
+    result = grade(
+        checking_grader,
+        f"""
+written = []
+for path in ({str(marker)!r}, "/usr/lib/written", "/inputs/written", "/grader/worker/harness.py"):
+    try:
+        open(path, "a").write("x")
+        written.append(path)
+    except OSError:
+        pass
+raise RuntimeError("written: " + repr(written))
+""",
+    )
+    assert "written: []" in result["message"]
+    assert not marker.exists()
+    assert_grades_next_submission(checking_grader)
+
+
+def test_symlinks_in_scratch_do_not_reach_the_host(checking_grader: Grader):
+    target = REPO_ROOT / "quizsite" / "settings.py"
+    result = grade(
+        checking_grader,
+        f"""
+import os
+os.symlink({str(target)!r}, "/scratch/settings-link")
+os.symlink("/", "/scratch/root-link")
+try:
+    text = open("/scratch/settings-link").read()
+except OSError as error:
+    text = "unreadable"
+raise RuntimeError(text[:40] + " " + repr(sorted(os.listdir("/scratch/root-link"))))
+""",
+    )
+    assert result["verdict"] == "runtime_error"
+    assert "unreadable" in result["message"] and "'work'" not in result["message"]
+    assert_grades_next_submission(checking_grader)
+
+
+def test_fork_bomb_is_contained(checking_grader: Grader):
+    result = grade(
+        checking_grader,
+        """
+import os
+while True:
+    try:
+        os.fork()
+    except OSError:
+        pass
+""",
+    )
+    assert result["verdict"] in {"timeout", "runtime_error", "memory_limit"}
+    assert_grades_next_submission(checking_grader)
+
+
+def test_memory_bomb_gets_memory_limit(checking_grader: Grader):
+    result = grade(checking_grader, "hoard = []\nwhile True:\n    hoard.append(bytearray(64 * 1024 * 1024))")
+    assert result["verdict"] == "memory_limit", result
+    assert_grades_next_submission(checking_grader)
+
+
+def test_infinite_loop_gets_timeout(checking_grader: Grader):
+    result = grade(checking_grader, "while True:\n    pass")
+    assert result["verdict"] == "timeout", result
+    assert "time limit" in result["message"]
+    assert_grades_next_submission(checking_grader)
+
+
+def test_sleeping_past_the_limit_gets_timeout(checking_grader: Grader):
+    result = grade(checking_grader, "import time\ntime.sleep(3600)")
+    assert result["verdict"] == "timeout", result
+    assert_grades_next_submission(checking_grader)
+
+
+def test_huge_output_is_capped(checking_grader: Grader):
+    result = grade(checking_grader, "import sys\nfor _ in range(20000):\n    sys.stdout.write('spam ' * 2000 + '\\n')")
+    assert result["verdict"] == "accepted", result
+    assert 0 < len(result["output"]) <= 4000
+    assert_grades_next_submission(checking_grader)
+
+
+def test_killing_the_grading_process_is_a_runtime_error(checking_grader: Grader):
+    result = grade(
+        checking_grader, "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nimport time\ntime.sleep(5)"
+    )
+    assert result["verdict"] == "runtime_error", result
+    assert "stopped before reporting a result" in result["message"]
+    assert_grades_next_submission(checking_grader)
+
+
+def test_a_ctypes_segfault_is_a_runtime_error(checking_grader: Grader):
+    result = grade(checking_grader, "import ctypes\nctypes.string_at(0)")
+    assert result["verdict"] == "runtime_error", result
+    assert "SIGSEGV" in result["message"]
+    assert_grades_next_submission(checking_grader)
+
+
+def test_a_daemon_left_behind_does_not_outlive_its_run(checking_grader: Grader):
+    # A child that would keep burning CPU (and slow every later run) is killed with its run.
+    result = grade(
+        checking_grader,
+        """
+import os
+if os.fork() == 0:
+    os.setsid()
+    while True:
+        pass
+""",
+    )
+    assert result["verdict"] == "accepted", result
+    assert_grades_next_submission(checking_grader)

@@ -1,0 +1,141 @@
+"""The submission endpoints: 202 and a URL to follow, clear 4xx for bad input, and each learner
+sees only their own submissions."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import override_settings
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from apps.content.models import PipelineExercise
+from apps.exercises.models import Submission, SubmissionStatus
+from worker.grader import MAX_CODE_BYTES
+
+pytestmark = pytest.mark.django_db
+
+URL = "/api/v1/exercises/tfrecord-image-pipeline/submissions/"
+CODE = "import tensorflow as tf\n\n\ndef build_pipeline(files):\n    return tf.data.TFRecordDataset(files)\n"
+
+
+def client_for(user) -> APIClient:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    return client
+
+
+def assert_error(response, status: int, code: str) -> dict:
+    assert response.status_code == status, response.content
+    body = response.json()
+    assert set(body) == {"error"} and body["error"]["code"] == code and body["error"]["message"]
+    return body["error"]
+
+
+def test_submit_returns_202_with_the_submission_url_and_queues_one_grading(
+    learner_client, shipped_course, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        response = learner_client.post(URL, {"code": CODE}, format="json")
+    assert response.status_code == 202, response.content
+    body = response.json()
+    submission = Submission.objects.get()
+    assert body == {
+        "id": submission.pk,
+        "url": f"http://testserver/api/v1/submissions/{submission.pk}/",
+        "status": "queued",
+    }
+    assert response["Location"] == body["url"]
+    assert submission.code == CODE and submission.status == SubmissionStatus.QUEUED
+    assert len(callbacks) == 1
+
+    detail = learner_client.get(body["url"]).json()
+    assert detail["status"] == "queued" and detail["progress"] == 0.0
+    assert detail["exercise"] == "tfrecord-image-pipeline" and detail["result"] is None and detail["verdict"] == ""
+
+
+def test_code_over_64_kib_is_refused_and_nothing_is_stored(learner_client, shipped_course):
+    code = "#" * (MAX_CODE_BYTES - 1) + "\n"
+    error = assert_error(learner_client.post(URL, {"code": code + "é"}, format="json"), 413, "code_too_large")
+    assert error["fields"] == {"code": [f"At most {MAX_CODE_BYTES} bytes."]}
+    assert not Submission.objects.exists()
+
+
+@pytest.mark.parametrize("payload", [{}, {"code": ""}, {"code": 42}, {"code": "   \n"}, {"code": None}])
+def test_missing_or_empty_code_is_a_400(learner_client, shipped_course, payload):
+    error = assert_error(learner_client.post(URL, payload, format="json"), 400, "invalid")
+    assert "code" in error["fields"]
+    assert not Submission.objects.exists()
+
+
+def test_unknown_or_archived_exercise_is_a_404(learner_client, shipped_course):
+    assert_error(
+        learner_client.post("/api/v1/exercises/no-such/submissions/", {"code": CODE}, format="json"), 404, "not_found"
+    )
+    PipelineExercise.objects.filter(slug="tfrecord-image-pipeline").update(archived=True)
+    assert_error(learner_client.post(URL, {"code": CODE}, format="json"), 404, "not_found")
+    assert not Submission.objects.exists()
+
+
+def test_anonymous_requests_are_refused(api_client, shipped_course):
+    assert_error(api_client.post(URL, {"code": CODE}, format="json"), 401, "not_authenticated")
+    assert_error(api_client.get("/api/v1/submissions/"), 401, "not_authenticated")
+
+
+@override_settings(SUBMISSIONS_PER_MINUTE=3)
+def test_too_many_submissions_a_minute_is_a_429_with_retry_after(learner, learner_client, shipped_course):
+    for _ in range(3):
+        assert learner_client.post(URL, {"code": CODE}, format="json").status_code == 202
+    response = learner_client.post(URL, {"code": CODE}, format="json")
+    error = assert_error(response, 429, "throttled")
+    assert "At most 3 submissions a minute" in error["message"]
+    assert 1 <= int(response["Retry-After"]) <= 61
+    assert Submission.objects.count() == 3
+    # Another learner has their own allowance.
+    other = get_user_model().objects.create_user(username="linus", password="a long passphrase here")
+    assert client_for(other).post(URL, {"code": CODE}, format="json").status_code == 202
+
+
+def test_learners_see_only_their_own_submissions_and_staff_see_all(learner, learner_client, staff_user, shipped_course):
+    other = get_user_model().objects.create_user(username="linus", password="a long passphrase here")
+    mine = learner_client.post(URL, {"code": CODE}, format="json").json()["id"]
+    theirs = client_for(other).post(URL, {"code": CODE + "\n"}, format="json").json()["id"]
+
+    listed = learner_client.get("/api/v1/submissions/").json()
+    assert [item["id"] for item in listed["results"]] == [mine]
+    assert_error(learner_client.get(f"/api/v1/submissions/{theirs}/"), 404, "not_found")
+
+    staff = client_for(staff_user)
+    assert [item["id"] for item in staff.get("/api/v1/submissions/").json()["results"]] == [theirs, mine]
+    assert staff.get(f"/api/v1/submissions/{theirs}/").json()["learner"] == "linus"
+    assert staff.get("/api/v1/submissions/?exercise=many-file-interleave").json()["results"] == []
+    assert len(staff.get("/api/v1/submissions/?status=queued").json()["results"]) == 2
+    assert_error(staff.get("/api/v1/submissions/?status=lost"), 400, "invalid")
+
+
+def test_a_graded_submission_shows_its_result(learner, learner_client, shipped_course):
+    exercise = PipelineExercise.objects.get(slug="tfrecord-image-pipeline")
+    result = {
+        "verdict": "wrong_output",
+        "message": "The examples come out in file order.",
+        "checks": [{"name": "shuffled", "passed": False, "message": "The examples come out in file order."}],
+        "timing": None,
+        "speedup": None,
+        "score": {"total": 0.0, "max": 100.0, "correctness": 0.0, "speed": 0.0, "speed_timed": False},
+        "lint": [{"rule": "no-final-prefetch", "line": 5, "message": "End with prefetch."}],
+        "device": "CPU",
+        "output": "",
+    }
+    submission = Submission.objects.create(
+        learner=learner,
+        exercise=exercise,
+        code=CODE,
+        status=SubmissionStatus.DONE,
+        verdict="wrong_output",
+        score=0.0,
+        result=result,
+        progress=1.0,
+        attempts=1,
+    )
+    body = learner_client.get(f"/api/v1/submissions/{submission.pk}/").json()
+    assert body["status"] == "done" and body["verdict"] == "wrong_output" and body["result"] == result
