@@ -94,7 +94,11 @@ class ExpectedExamples:
         )
 
     def encode(self) -> dict[str, Any]:
-        arrays = {"signatures": self.signatures, "labels": self.labels, "shards": self.shards}
+        arrays: dict[str, npt.NDArray[Any]] = {
+            "signatures": self.signatures,
+            "labels": self.labels,
+            "shards": self.shards,
+        }
         if self.flipped_signatures is not None:
             arrays["flipped_signatures"] = self.flipped_signatures
         return {name: encode_array(array) for name, array in arrays.items()}

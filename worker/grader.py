@@ -170,7 +170,9 @@ class Grader:
             finished = time.perf_counter()
         finally:
             self.warm_up()
-        final = next((message for message in reversed(messages) if message.get("event") == "result"), {})
+        final: dict[str, Any] = next(
+            (message for message in reversed(messages) if message.get("event") == "result"), {}
+        )
         self.last_stats = GradingStats(
             total_seconds=finished - started,
             inside_runs_seconds=float(final.get("inside_runs_seconds", 0.0)),
@@ -228,6 +230,8 @@ def screen(code: str, entry_point: str, forbidden: list[str]) -> str | None:
         return f"Define a top-level function named {entry_point}."
     for node in ast.walk(tree):
         names: list[str] = []
+        if not isinstance(node, ast.Import | ast.ImportFrom):
+            continue
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module:

@@ -88,7 +88,7 @@ class SubmissionCreatedOutput(serializers.Serializer):
 
 class SubmissionOutput(serializers.ModelSerializer):
     url = serializers.SerializerMethodField()
-    exercise = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    exercise: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     learner = serializers.CharField(source="learner.get_username", read_only=True)
     result = serializers.SerializerMethodField()
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -48,10 +48,8 @@ def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def submission_create(*, learner: AbstractBaseUser | AnonymousUser, exercise_slug: str, code: str) -> Submission:
+def submission_create(*, learner: Any, exercise_slug: str, code: str) -> Submission:
     """Store the code and queue its grading; refuse oversized code and too many submissions."""
-    from apps.exercises.tasks import grade_submission
-
     exercise = exercise_get(slug=exercise_slug)
     size = len(code.encode())
     if size > MAX_CODE_BYTES:
@@ -64,7 +62,7 @@ def submission_create(*, learner: AbstractBaseUser | AnonymousUser, exercise_slu
     limit = settings.SUBMISSIONS_PER_MINUTE
     with transaction.atomic():
         # One learner's submissions are counted one at a time, so two at once cannot both slip under.
-        type(learner).objects.select_for_update().filter(pk=learner.pk).first()  # type: ignore[attr-defined]
+        get_user_model().objects.select_for_update().filter(pk=learner.pk).first()
         window_start = timezone.now() - timedelta(minutes=1)
         recent = list(
             Submission.objects.filter(learner_id=learner.pk, created_at__gte=window_start)
@@ -74,9 +72,15 @@ def submission_create(*, learner: AbstractBaseUser | AnonymousUser, exercise_slu
         if len(recent) >= limit:
             wait = max(1, int((recent[0] + timedelta(minutes=1) - timezone.now()).total_seconds()) + 1)
             raise TooManySubmissions(f"At most {limit} submissions a minute; try again in {wait} s.", retry_after=wait)
-        submission = Submission.objects.create(learner_id=learner.pk, exercise=exercise, code=code)
-        transaction.on_commit(lambda: grade_submission.delay(submission.pk))
+        submission = Submission.objects.create(learner=learner, exercise=exercise, code=code)
+        _grade_after_commit(submission.pk)
     return submission
+
+
+def _grade_after_commit(submission_id: int) -> None:
+    from apps.exercises.tasks import grade_submission
+
+    transaction.on_commit(lambda: grade_submission.delay(submission_id))
 
 
 def submission_grade(*, submission_id: int, grader: Grader | None = None, worker: str | None = None) -> str:
@@ -220,8 +224,6 @@ class _Heartbeat:
 
 def submissions_reap_stalled() -> dict[str, int]:
     """Re-queue gradings whose worker stopped, or fail them once they have used their attempts."""
-    from apps.exercises.tasks import grade_submission
-
     now = timezone.now()
     cutoff = now - timedelta(seconds=settings.SUBMISSION_STALE_SECONDS)
     counts = {"requeued": 0, "failed": 0}
@@ -240,6 +242,6 @@ def submissions_reap_stalled() -> dict[str, int]:
             submission.status = SubmissionStatus.QUEUED
             submission.progress = 0.0
             submission.save(update_fields=["status", "progress"])
-            transaction.on_commit(lambda pk=submission.pk: grade_submission.delay(pk))
+            _grade_after_commit(submission.pk)
             counts["requeued"] += 1
     return counts

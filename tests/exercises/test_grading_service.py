@@ -41,6 +41,7 @@ def test_grading_stores_the_result_once_and_a_second_delivery_changes_nothing(
     submission.refresh_from_db()
     assert submission.status == SubmissionStatus.DONE and submission.verdict == "accepted", submission.result
     assert submission.attempts == 1 and submission.progress == 1.0 and submission.finished_at is not None
+    assert submission.result is not None
     assert submission.score == submission.result["score"]["total"] == 60.0
     finished_at = submission.finished_at
 

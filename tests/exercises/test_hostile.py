@@ -32,7 +32,7 @@ def grade(grader: Grader, prelude: str) -> dict:
 
 
 def test_files_outside_scratch_cannot_be_read(checking_grader: Grader):
-    secret_files = [str(REPO_ROOT / "quizsite" / "settings.py"), "/etc/shadow", "/root/.bashrc", "/proc/1/environ"]
+    secret_files = [str(REPO_ROOT / "quizsite" / "settings.py"), str(REPO_ROOT / ".env.example"), "/etc/shadow"]
     result = grade(
         checking_grader,
         f"""
@@ -52,11 +52,23 @@ raise RuntimeError("readable: " + repr(found))
 
 def test_environment_holds_no_secrets_or_service_urls(checking_grader: Grader, monkeypatch):
     monkeypatch.setenv("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/secret")
-    result = grade(checking_grader, "import os\nraise RuntimeError(sorted(os.environ))")
+    monkeypatch.setenv("SECRET_KEY", "not-for-learners")
+    code = """
+import os
+seen = sorted(os.environ)
+for pid in os.listdir("/proc"):
+    try:
+        seen.append(open(f"/proc/{pid}/environ").read())
+    except OSError:
+        pass
+raise RuntimeError(seen)
+"""
+    result = grade(checking_grader, code)
     assert result["verdict"] == "runtime_error"
-    names = result["message"].split("RuntimeError: ")[1]
-    for secret in ("DATABASE_URL", "REDIS_URL", "SECRET_KEY", "CELERY_BROKER_URL", "DJANGO_SETTINGS_MODULE"):
-        assert secret not in names
+    seen = result["message"].split("RuntimeError: ")[1]
+    assert "PATH" in seen
+    for secret in ("DATABASE_URL", "REDIS_URL", "SECRET_KEY", "CELERY_BROKER_URL", "DJANGO_SETTINGS_MODULE", "5432"):
+        assert secret not in seen
     assert_grades_next_submission(checking_grader)
 
 
