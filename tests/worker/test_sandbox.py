@@ -225,3 +225,55 @@ def test_worker_package_does_not_import_django():
     code = "import sys, worker.sandbox; print('django' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
     assert result.stdout.strip() == "False", result.stderr
+
+
+def test_a_sandbox_started_early_gets_its_input_later_and_its_clock_starts_then():
+    code = """
+        import os, sys, time
+        fd = int(os.environ["SANDBOX_RESULT_FD"])
+        time.sleep(1.5)  # slow start-up work, before the job exists
+        os.write(fd, b"ready\\n")
+        job = sys.stdin.readline()
+        os.write(fd, b"progress 1\\n")
+        os.write(fd, ("done " + job.strip() + "\\n").encode())
+        """
+    started = sandbox.SandboxProcess.start(
+        [sys.executable, "-c", textwrap.dedent(code)], limits=Limits(wall_seconds=1.0, cpu_seconds=4)
+    )
+    assert started.wait_ready(timeout=10)
+    lines: list[bytes] = []
+    result = started.finish(b"job-7\n", lines.append)
+    assert result.outcome == "ok", result
+    assert lines == [b"progress 1", b"done job-7"]
+    assert result.result == b"ready\nprogress 1\ndone job-7\n"
+
+
+def test_input_the_program_never_reads_cannot_stop_the_clock():
+    # Far more input than a pipe holds, and a program that never reads it.
+    result = run_sandboxed(
+        [sys.executable, "-c", "import time; time.sleep(60)"],
+        limits=Limits(wall_seconds=1.5, cpu_seconds=4),
+        stdin=b"x" * (4 * 2**20),
+    )
+    assert result.outcome == "timeout"
+    assert result.wall_seconds < 10
+    assert_still_grades()
+
+
+def test_bubblewrap_itself_carries_no_host_environment(monkeypatch):
+    monkeypatch.setenv("DATABASE_URL", "postgres://secret@127.0.0.1/quizsite")
+    result = run(
+        """
+        import os
+        seen = []
+        for pid in os.listdir("/proc"):
+            if pid.isdigit():
+                try:
+                    seen.append(open(f"/proc/{pid}/environ").read())
+                except OSError:
+                    pass
+        os.write(int(os.environ["SANDBOX_RESULT_FD"]), repr(seen).encode())
+        """
+    )
+    assert result.outcome == "ok"
+    assert b"PATH" in result.result and b"secret" not in result.result
