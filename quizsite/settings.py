@@ -213,6 +213,9 @@ SPECTACULAR_SETTINGS = {
         "BlockKindEnum": "apps.content.models.BlockKind",
         "QuestionKindEnum": "apps.content.models.QuestionKind",
         "LinkKindEnum": "apps.content.models.LinkKind",
+        "SubmissionStatusEnum": "apps.exercises.models.SubmissionStatus",
+        "VerdictEnum": "apps.exercises.models.Verdict",
+        "HealthStatusEnum": ["ok", "unavailable"],
     },
 }
 

@@ -7,3 +7,7 @@ class ExercisesConfig(AppConfig):
     name = "apps.exercises"
     label = "exercises"
     verbose_name = "Pipeline exercise submissions"
+
+    def ready(self) -> None:
+        # Registers the grading tasks and the worker signals that warm up and stop the sandboxes.
+        from apps.exercises import tasks  # noqa: F401

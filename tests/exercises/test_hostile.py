@@ -31,10 +31,10 @@ def grade(grader: Grader, prelude: str) -> dict:
     return grader.grade(SIMULATOR, pipeline_after(prelude))
 
 
-def test_files_outside_scratch_cannot_be_read(checking_grader: Grader):
+def test_files_outside_scratch_cannot_be_read(hostile_grader: Grader):
     secret_files = [str(REPO_ROOT / "quizsite" / "settings.py"), str(REPO_ROOT / ".env.example"), "/etc/shadow"]
     result = grade(
-        checking_grader,
+        hostile_grader,
         f"""
 found = []
 for path in {secret_files!r}:
@@ -47,10 +47,10 @@ raise RuntimeError("readable: " + repr(found))
     )
     assert result["verdict"] == "runtime_error"
     assert "readable: []" in result["message"]
-    assert_grades_next_submission(checking_grader)
+    assert_grades_next_submission(hostile_grader)
 
 
-def test_environment_holds_no_secrets_or_service_urls(checking_grader: Grader, monkeypatch):
+def test_environment_holds_no_secrets_or_service_urls(hostile_grader: Grader, monkeypatch):
     monkeypatch.setenv("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/secret")
     monkeypatch.setenv("SECRET_KEY", "not-for-learners")
     code = """
@@ -63,18 +63,18 @@ for pid in os.listdir("/proc"):
         pass
 raise RuntimeError(seen)
 """
-    result = grade(checking_grader, code)
+    result = grade(hostile_grader, code)
     assert result["verdict"] == "runtime_error"
     seen = result["message"].split("RuntimeError: ")[1]
     assert "PATH" in seen
     for secret in ("DATABASE_URL", "REDIS_URL", "SECRET_KEY", "CELERY_BROKER_URL", "DJANGO_SETTINGS_MODULE", "5432"):
         assert secret not in seen
-    assert_grades_next_submission(checking_grader)
+    assert_grades_next_submission(hostile_grader)
 
 
-def test_database_and_broker_cannot_be_reached(checking_grader: Grader):
+def test_database_and_broker_cannot_be_reached(hostile_grader: Grader):
     result = grade(
-        checking_grader,
+        hostile_grader,
         """
 import socket
 reached = []
@@ -88,13 +88,13 @@ raise RuntimeError("reached: " + repr(reached))
 """,
     )
     assert "reached: []" in result["message"]
-    assert_grades_next_submission(checking_grader)
+    assert_grades_next_submission(hostile_grader)
 
 
-def test_writing_outside_scratch_fails_and_scratch_is_private(checking_grader: Grader):
+def test_writing_outside_scratch_fails_and_scratch_is_private(hostile_grader: Grader):
     marker = REPO_ROOT / "var" / "written-by-submission"
     result = grade(
-        checking_grader,
+        hostile_grader,
         f"""
 written = []
 for path in ({str(marker)!r}, "/usr/lib/written", "/inputs/written", "/grader/worker/harness.py"):
@@ -108,13 +108,13 @@ raise RuntimeError("written: " + repr(written))
     )
     assert "written: []" in result["message"]
     assert not marker.exists()
-    assert_grades_next_submission(checking_grader)
+    assert_grades_next_submission(hostile_grader)
 
 
-def test_symlinks_in_scratch_do_not_reach_the_host(checking_grader: Grader):
+def test_symlinks_in_scratch_do_not_reach_the_host(hostile_grader: Grader):
     target = REPO_ROOT / "quizsite" / "settings.py"
     result = grade(
-        checking_grader,
+        hostile_grader,
         f"""
 import os
 os.symlink({str(target)!r}, "/scratch/settings-link")
@@ -128,12 +128,12 @@ raise RuntimeError(text[:40] + " " + repr(sorted(os.listdir("/scratch/root-link"
     )
     assert result["verdict"] == "runtime_error"
     assert "unreadable" in result["message"] and "'work'" not in result["message"]
-    assert_grades_next_submission(checking_grader)
+    assert_grades_next_submission(hostile_grader)
 
 
-def test_fork_bomb_is_contained(checking_grader: Grader):
+def test_fork_bomb_is_contained(hostile_grader: Grader):
     result = grade(
-        checking_grader,
+        hostile_grader,
         """
 import os
 while True:
@@ -144,55 +144,55 @@ while True:
 """,
     )
     assert result["verdict"] in {"timeout", "runtime_error", "memory_limit"}
-    assert_grades_next_submission(checking_grader)
+    assert_grades_next_submission(hostile_grader)
 
 
-def test_memory_bomb_gets_memory_limit(checking_grader: Grader):
-    result = grade(checking_grader, "hoard = []\nwhile True:\n    hoard.append(bytearray(64 * 1024 * 1024))")
+def test_memory_bomb_gets_memory_limit(hostile_grader: Grader):
+    result = grade(hostile_grader, "hoard = []\nwhile True:\n    hoard.append(bytearray(64 * 1024 * 1024))")
     assert result["verdict"] == "memory_limit", result
-    assert_grades_next_submission(checking_grader)
+    assert_grades_next_submission(hostile_grader)
 
 
-def test_infinite_loop_gets_timeout(checking_grader: Grader):
-    result = grade(checking_grader, "while True:\n    pass")
+def test_infinite_loop_gets_timeout(hostile_grader: Grader):
+    result = grade(hostile_grader, "while True:\n    pass")
     assert result["verdict"] == "timeout", result
     assert "time limit" in result["message"]
-    assert_grades_next_submission(checking_grader)
+    assert_grades_next_submission(hostile_grader)
 
 
-def test_sleeping_past_the_limit_gets_timeout(checking_grader: Grader):
-    result = grade(checking_grader, "import time\ntime.sleep(3600)")
+def test_sleeping_past_the_limit_gets_timeout(hostile_grader: Grader):
+    result = grade(hostile_grader, "import time\ntime.sleep(3600)")
     assert result["verdict"] == "timeout", result
-    assert_grades_next_submission(checking_grader)
+    assert_grades_next_submission(hostile_grader)
 
 
-def test_huge_output_is_capped(checking_grader: Grader):
-    result = grade(checking_grader, "import sys\nfor _ in range(20000):\n    sys.stdout.write('spam ' * 2000 + '\\n')")
+def test_huge_output_is_capped(hostile_grader: Grader):
+    result = grade(hostile_grader, "import sys\nfor _ in range(20000):\n    sys.stdout.write('spam ' * 2000 + '\\n')")
     assert result["verdict"] == "accepted", result
     assert 0 < len(result["output"]) <= 4000
-    assert_grades_next_submission(checking_grader)
+    assert_grades_next_submission(hostile_grader)
 
 
-def test_killing_the_grading_process_is_a_runtime_error(checking_grader: Grader):
+def test_killing_the_grading_process_is_a_runtime_error(hostile_grader: Grader):
     result = grade(
-        checking_grader, "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nimport time\ntime.sleep(5)"
+        hostile_grader, "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nimport time\ntime.sleep(5)"
     )
     assert result["verdict"] == "runtime_error", result
     assert "stopped before reporting a result" in result["message"]
-    assert_grades_next_submission(checking_grader)
+    assert_grades_next_submission(hostile_grader)
 
 
-def test_a_ctypes_segfault_is_a_runtime_error(checking_grader: Grader):
-    result = grade(checking_grader, "import ctypes\nctypes.string_at(0)")
+def test_a_ctypes_segfault_is_a_runtime_error(hostile_grader: Grader):
+    result = grade(hostile_grader, "import ctypes\nctypes.string_at(0)")
     assert result["verdict"] == "runtime_error", result
     assert "SIGSEGV" in result["message"]
-    assert_grades_next_submission(checking_grader)
+    assert_grades_next_submission(hostile_grader)
 
 
-def test_a_daemon_left_behind_does_not_outlive_its_run(checking_grader: Grader):
+def test_a_daemon_left_behind_does_not_outlive_its_run(hostile_grader: Grader):
     # A child that would keep burning CPU (and slow every later run) is killed with its run.
     result = grade(
-        checking_grader,
+        hostile_grader,
         """
 import os
 if os.fork() == 0:
@@ -202,4 +202,4 @@ if os.fork() == 0:
 """,
     )
     assert result["verdict"] == "accepted", result
-    assert_grades_next_submission(checking_grader)
+    assert_grades_next_submission(hostile_grader)
