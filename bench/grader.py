@@ -68,15 +68,19 @@ def parse(record):
 
 def build_pipeline(files):
     records = tf.data.TFRecordDataset(files).shuffle(1024)
-    examples = records.map(parse{parallel})
-    return examples.batch(32, drop_remainder=True){prefetch}
+    examples = records.map(parse<PARALLEL>)
+    return examples.batch(32, drop_remainder=True)<PREFETCH>
 """
 # The performance guide's first cases, on the image exercise.
-GUIDE_NAIVE = IMAGE_PIPELINE.format(parallel="", prefetch="")
-GUIDE_PREFETCH = IMAGE_PIPELINE.format(parallel="", prefetch=".prefetch(tf.data.AUTOTUNE)")
-GUIDE_PARALLEL = IMAGE_PIPELINE.format(
-    parallel=", num_parallel_calls=tf.data.AUTOTUNE", prefetch=".prefetch(tf.data.AUTOTUNE)"
-)
+
+
+def image_pipeline(parallel: str, prefetch: str) -> str:
+    return IMAGE_PIPELINE.replace("<PARALLEL>", parallel).replace("<PREFETCH>", prefetch)
+
+
+GUIDE_NAIVE = image_pipeline("", "")
+GUIDE_PREFETCH = image_pipeline("", ".prefetch(tf.data.AUTOTUNE)")
+GUIDE_PARALLEL = image_pipeline(", num_parallel_calls=tf.data.AUTOTUNE", ".prefetch(tf.data.AUTOTUNE)")
 
 
 def config(quick: bool, **changes: Any) -> GraderConfig:

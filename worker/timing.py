@@ -85,20 +85,24 @@ class PipelineTiming:
 
 
 def pipeline_timing(runs: Sequence[RunTiming], warmup_epochs: int) -> PipelineTiming:
-    measured = [epoch for run in runs for epoch in run.epochs[warmup_epochs:]]
-    if not measured:
+    """Each run's measured epochs are averaged (an exercise may measure its first, uncached epoch
+    with its cached ones); the figures are medians over the runs."""
+    per_run = [run.epochs[warmup_epochs:] for run in runs]
+    if not all(per_run):
         raise MarksInvalid("no epoch after the warm-up")
-    seconds = [epoch.seconds for epoch in measured]
+    seconds = [statistics.fmean(epoch.seconds for epoch in epochs) for epochs in per_run]
+    batches = [statistics.fmean(epoch.batches for epoch in epochs) for epochs in per_run]
+    waits = [
+        sum(epoch.input_wait_seconds for epoch in epochs) / sum(epoch.seconds for epoch in epochs) for epochs in per_run
+    ]
     median_seconds = statistics.median(seconds)
-    rates = [epoch.batches / epoch.seconds for epoch in measured if epoch.seconds > 0]
-    waits = [epoch.input_wait_seconds / epoch.seconds for epoch in measured if epoch.seconds > 0]
     return PipelineTiming(
         first_batch_seconds=statistics.median(run.first_batch_seconds for run in runs),
         epoch_seconds=median_seconds,
-        batches_per_second=statistics.median(rates) if rates else 0.0,
-        input_wait_fraction=statistics.median(waits) if waits else 0.0,
+        batches_per_second=statistics.median(count / time for count, time in zip(batches, seconds, strict=True)),
+        input_wait_fraction=statistics.median(waits),
         total_seconds=sum(run.total_seconds for run in runs),
-        measured_epochs=len(measured),
+        measured_epochs=sum(len(epochs) for epochs in per_run),
         epoch_spread=(max(seconds) - min(seconds)) / median_seconds if median_seconds else 0.0,
     )
 
