@@ -99,16 +99,16 @@ class _MemoryCgroup:
                 directory = CGROUP_ROOT / name
                 directory.mkdir()
                 made.directories.append(directory)
-                (directory / "memory.max").write_text(str(limits.memory_bytes))
+                (directory / "memory.max").write_text(str(_hard_memory_cap(limits)))
                 (directory / "memory.swap.max").write_text("0")
                 (directory / "pids.max").write_text(str(limits.processes))
                 return made
             memory, pids = CGROUP_ROOT / "memory" / name, CGROUP_ROOT / "pids" / name
             memory.mkdir()
             made.directories.append(memory)
-            (memory / "memory.limit_in_bytes").write_text(str(limits.memory_bytes))
+            (memory / "memory.limit_in_bytes").write_text(str(_hard_memory_cap(limits)))
             with contextlib.suppress(OSError):  # no swap accounting on this kernel: nothing to cap
-                (memory / "memory.memsw.limit_in_bytes").write_text(str(limits.memory_bytes))
+                (memory / "memory.memsw.limit_in_bytes").write_text(str(_hard_memory_cap(limits)))
             pids.mkdir()
             made.directories.append(pids)
             (pids / "pids.max").write_text(str(limits.processes))
@@ -119,6 +119,18 @@ class _MemoryCgroup:
 
     def procs_files(self) -> list[str]:
         return [str(directory / "cgroup.procs") for directory in self.directories]
+
+    def anonymous_bytes(self) -> int:
+        """Memory the code itself holds (not page cache), from the cgroup's own accounting."""
+        wanted = "anon" if self.version == 2 else "total_rss"
+        try:
+            for line in (self.directories[0] / "memory.stat").read_text().splitlines():
+                name, _, value = line.partition(" ")
+                if name == wanted:
+                    return int(value)
+        except (OSError, ValueError):
+            pass
+        return 0
 
     def peak_bytes(self) -> int:
         name = "memory.peak" if self.version == 2 else "memory.max_usage_in_bytes"
@@ -149,6 +161,13 @@ class _MemoryCgroup:
                     break
                 except OSError:  # processes still exiting
                     time.sleep(0.02)
+
+
+def _hard_memory_cap(limits: Limits) -> int:
+    """The cgroup's own cap sits above the limit the watchdog enforces: at the cap the kernel
+    first evicts page cache (shared libraries included), which can leave a memory bomb crawling
+    instead of killed. The watchdog kills at the limit; the cap is the backstop."""
+    return limits.memory_bytes + max(256 * 2**20, limits.memory_bytes // 4)
 
 
 def _tree_rss_bytes(root_pid: int) -> int:
@@ -391,9 +410,9 @@ def _supervise(
         if now >= deadline and killed_for is None:
             killed_for, detail = "timeout", f"still running after {limits.wall_seconds:g} s of wall-clock time"
             _kill(process)
-        if cgroup is None and now >= next_memory_check and process.poll() is None:
+        if now >= next_memory_check and process.poll() is None:
             next_memory_check = now + POLL_SECONDS
-            rss = _tree_rss_bytes(process.pid)
+            rss = cgroup.anonymous_bytes() if cgroup is not None else _tree_rss_bytes(process.pid)
             peak = max(peak, rss)
             if rss > limits.memory_bytes and killed_for is None:
                 killed_for, detail = "memory_limit", f"used {rss // 2**20} MiB, over {limits.memory_bytes // 2**20} MiB"
