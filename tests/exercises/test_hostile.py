@@ -3,6 +3,8 @@ on to grade the next submission."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from tests.conftest import REPO_ROOT
@@ -151,8 +153,13 @@ while True:
 
 
 def test_memory_bomb_gets_memory_limit(hostile_grader: Grader):
-    # Bytes that are written, not zero pages the kernel has not handed out yet.
-    result = grade(hostile_grader, "hoard = []\nwhile True:\n    hoard.append(b'x' * (64 * 1024 * 1024))")
+    # Its own grader: a run limit long enough that a loaded machine cannot turn this into a timeout.
+    grader = Grader(replace(hostile_grader.config, run_seconds=40.0, warm_processes=0))
+    try:
+        # Bytes that are written, not zero pages the kernel has not handed out yet.
+        result = grade(grader, "hoard = []\nwhile True:\n    hoard.append(b'x' * (256 * 1024 * 1024))")
+    finally:
+        grader.close()
     assert result["verdict"] == "memory_limit", result
     assert_grades_next_submission(hostile_grader)
 
