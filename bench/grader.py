@@ -28,24 +28,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from worker.grader import ExerciseJob, Grader, GraderConfig, gpu_devices
+from worker.grader import ExerciseJob, Grader, GraderConfig, course_file_exercises, gpu_devices
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DATA_DIR = REPO_ROOT / "var" / "grader-data"
 
 
-def shipped_exercises() -> dict[str, ExerciseJob]:
-    document = yaml.safe_load((REPO_ROOT / "decks" / "tensorflow-ai-phd.yaml").read_text())
-    return {
-        exercise["slug"]: ExerciseJob(exercise["slug"], exercise["entry_point"], exercise["spec"])
-        for lesson in document["lessons"]
-        for exercise in lesson.get("exercises", [])
-    }
-
-
-EXERCISES = shipped_exercises()
+EXERCISES = course_file_exercises(REPO_ROOT / "decks" / "tensorflow-ai-phd.yaml")
 IMAGES = EXERCISES["tfrecord-image-pipeline"]
 SHARDS = EXERCISES["many-file-interleave"]
 SIMULATOR = EXERCISES["generator-simulator-source"]

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import yaml
 
 from worker.checks import ExpectedExamples
 from worker.datagen import DataGenerationFailed, ExerciseData, exercise_data_ensure
@@ -219,6 +220,16 @@ class Grader:
         stdin = (json.dumps(job) + "\n" + json.dumps(answer) + "\n").encode()
         outcome = sandbox.finish(stdin, on_line)
         return outcome, messages
+
+
+def course_file_exercises(path: Path) -> dict[str, ExerciseJob]:
+    """The pipeline exercises of a course file, by slug (for tools that grade without a database)."""
+    document = yaml.safe_load(path.read_text())
+    return {
+        exercise["slug"]: ExerciseJob(exercise["slug"], exercise["entry_point"], exercise["spec"])
+        for lesson in document["lessons"]
+        for exercise in lesson.get("exercises", [])
+    }
 
 
 def screen(code: str, entry_point: str, forbidden: list[str]) -> str | None:

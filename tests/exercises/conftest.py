@@ -8,26 +8,16 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-import yaml
 
 from tests.conftest import DECKS_DIR, REPO_ROOT
-from worker.grader import ExerciseJob, Grader, GraderConfig
+from worker.grader import ExerciseJob, Grader, GraderConfig, course_file_exercises
 from worker.sandbox import Limits
 
 # Shared with `make run` on purpose: the data are deterministic and slow to make the first time.
 GRADER_DATA_DIR = REPO_ROOT / "var" / "grader-data"
 
 
-def shipped_exercises() -> dict[str, ExerciseJob]:
-    document = yaml.safe_load((DECKS_DIR / "tensorflow-ai-phd.yaml").read_text())
-    return {
-        exercise["slug"]: ExerciseJob(exercise["slug"], exercise["entry_point"], exercise["spec"])
-        for lesson in document["lessons"]
-        for exercise in lesson.get("exercises", [])
-    }
-
-
-EXERCISES = shipped_exercises()
+EXERCISES = course_file_exercises(DECKS_DIR / "tensorflow-ai-phd.yaml")
 SIMULATOR = EXERCISES["generator-simulator-source"]
 IMAGES = EXERCISES["tfrecord-image-pipeline"]
 SHARDS = EXERCISES["many-file-interleave"]
