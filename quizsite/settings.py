@@ -67,6 +67,9 @@ INSTALLED_APPS = [
     "apps.content",
     "apps.srs",
     "apps.exercises",
+    "apps.games",
+    "apps.quizzes",
+    "apps.explore",
 ]
 
 MIDDLEWARE = [

@@ -12,6 +12,9 @@ api_v1: list[URLPattern | URLResolver] = [
     path("", include("apps.content.urls")),
     path("", include("apps.srs.urls")),
     path("", include("apps.exercises.urls")),
+    path("", include("apps.games.urls")),
+    path("", include("apps.quizzes.urls")),
+    path("", include("apps.explore.urls")),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
     # Anything else under /api/ is a JSON 404, even with DEBUG on.

@@ -1,0 +1,5 @@
+"""Routes of the quizzes endpoints."""
+
+from django.urls import URLPattern, path  # noqa: F401
+
+urlpatterns: list[URLPattern] = []
