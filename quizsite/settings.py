@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import dj_database_url
+from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 from kombu import Exchange, Queue
 
@@ -70,6 +71,7 @@ INSTALLED_APPS = [
     "apps.games",
     "apps.quizzes",
     "apps.explore",
+    "apps.reminders",
 ]
 
 MIDDLEWARE = [
@@ -269,7 +271,21 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 60.0,
         "options": {"queue": "default", "expires": 55},
     },
+    "review-reminders": {
+        "task": "apps.reminders.tasks.send_review_reminders",
+        "schedule": crontab(minute="*/15"),
+        "options": {"queue": "default", "expires": 14 * 60},
+    },
 }
+
+# Review reminder emails: links in them point at SITE_URL (this API) and FRONTEND_URL (the study app).
+SITE_URL = os.environ.get("SITE_URL", "http://127.0.0.1:8000").rstrip("/")
+FRONTEND_URL = os.environ.get("FRONTEND_URL", SITE_URL).rstrip("/")
+# A learner gets their reminder from their chosen local hour until this many hours later (a late run still sends).
+REMINDER_SEND_WINDOW_HOURS = 3
+# With nothing due, no email is sent unless this is on.
+REMINDER_SEND_WHEN_NOTHING_DUE = env_bool("REMINDER_SEND_WHEN_NOTHING_DUE", False)
+REMINDER_BATCH_SIZE = 1000
 
 # Pipeline grading (worker/). Data are generated once per machine under GRADER_DATA_DIR.
 GRADER_DATA_DIR = Path(os.environ.get("GRADER_DATA_DIR", VAR_DIR / "grader-data"))
@@ -298,3 +314,27 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
+
+# --- Games: Match the Pairs ------------------------------------------------------------------------
+# Seconds added to a board's score for each wrong attempt.
+MATCH_WRONG_ATTEMPT_PENALTY_SECONDS = float(os.environ.get("MATCH_WRONG_ATTEMPT_PENALTY_SECONDS", "5"))
+# Minutes after its start that an unfinished board stops taking attempts; it is never scored.
+MATCH_BOARD_EXPIRY_MINUTES = float(os.environ.get("MATCH_BOARD_EXPIRY_MINUTES", "60"))
+# The rating of the review a matched card gets: 1 Again, 2 Hard, 3 Good, 4 Easy. "after_mistake"
+# applies when the card was part of any wrong attempt on that board.
+MATCH_RATINGS = {"first_try": 3, "after_mistake": 1}
+# A board's status in the API schema, named so it cannot collide with other "status" enums.
+_match_enums: dict[str, Any] = SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]  # type: ignore[assignment]
+_match_enums["MatchBoardStatusEnum"] = ["playing", "finished", "expired"]
+
+# --- Constellation, explorer visits and activity (apps.explore) -------------------------------------------------
+# The activity kinds are the keys of the source registry, so a new source names itself in the schema.
+SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]["ActivityKindEnum"] = (  # type: ignore[index]
+    "apps.explore.activity.ACTIVITY_KINDS"
+)
+
+# --- Quizzes ---------------------------------------------------------------------------------------
+# The rating each card a question tests gets when the question is answered: correct, partly right
+# (multiple choice with partial credit) or wrong. 1 Again, 2 Hard, 3 Good, 4 Easy.
+QUIZ_CARD_RATINGS = {"correct": 3, "partial": 2, "wrong": 1}
+SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]["QuizAttemptModeEnum"] = "apps.quizzes.models.AttemptMode"  # type: ignore[index]

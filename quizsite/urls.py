@@ -26,6 +26,7 @@ urlpatterns = [
     path("api/v1/", include(api_v1)),
     re_path(r"^api/.*$", not_found_view),
     path("healthz", HealthView.as_view(), name="healthz"),
+    path("", include("apps.reminders.urls")),
 ]
 
 handler400 = "apps.common.errors.bad_request_view"

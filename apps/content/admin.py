@@ -35,6 +35,8 @@ from apps.content.models import (
     LessonSection,
     PipelineExercise,
     Question,
+    Quiz,
+    QuizQuestion,
 )
 from apps.content.services import content_archived_set
 
@@ -192,6 +194,27 @@ class QuestionInline(CompactListInline):
     @admin.display(description="prompt")
     def prompt_excerpt(self, obj: Question) -> str:
         return _excerpt(obj.prompt)
+
+
+class QuizInline(CompactListInline):
+    model = Quiz
+    fields = ("position", "slug", "title", "archived")
+    ordering = ("position",)
+
+
+class QuizQuestionInline(admin.TabularInline):
+    """The quiz's questions in order; a row's question must be one of the quiz's lesson's."""
+
+    model = QuizQuestion
+    fields = ("position", "question", "question_kind")
+    readonly_fields = ("question_kind",)
+    ordering = ("position",)
+    autocomplete_fields = ("question",)
+    extra = 0
+
+    @admin.display(description="kind")
+    def question_kind(self, obj: QuizQuestion) -> str:
+        return obj.question.get_kind_display() if obj.question_id else ""
 
 
 class PipelineExerciseInline(CompactListInline):
@@ -398,7 +421,7 @@ class LessonAdmin(ArchivableAdmin):
     search_fields = ("slug", "title", "summary")
     ordering = ("course", "position")
     autocomplete_fields = ("course",)
-    inlines = (LessonSectionInline, DeckInline, QuestionInline, PipelineExerciseInline)
+    inlines = (LessonSectionInline, DeckInline, QuestionInline, QuizInline, PipelineExerciseInline)
     position_parent = "course"
 
 
@@ -464,7 +487,7 @@ class QuestionAdmin(ArchivableAdmin):
     list_select_related = ("lesson",)
     search_fields = ("slug", "prompt", "explanation")
     ordering = ("lesson", "position")
-    autocomplete_fields = ("lesson",)
+    autocomplete_fields = ("lesson", "cards")
     inlines = (ChoiceInline, AcceptedAnswerInline)
     position_parent = "lesson"
 
@@ -493,6 +516,38 @@ class AcceptedAnswerAdmin(PositionedAdmin):
     ordering = ("question", "position")
     autocomplete_fields = ("question",)
     position_parent = "question"
+
+
+@admin.register(Quiz)
+class QuizAdmin(ArchivableAdmin):
+    list_display = ("title", "slug", "lesson", "question_count", "position", "archived")
+    list_editable = ("position", "archived")
+    list_filter = ("archived", "lesson__course", "lesson")
+    list_select_related = ("lesson",)
+    search_fields = ("slug", "title", "description")
+    ordering = ("lesson", "position")
+    autocomplete_fields = ("lesson",)
+    inlines = (QuizQuestionInline,)
+    position_parent = "lesson"
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Quiz]:
+        return super().get_queryset(request).annotate(item_count=models.Count("items"))
+
+    @admin.display(description="questions", ordering="item_count")
+    def question_count(self, obj: Quiz) -> int:
+        return int(getattr(obj, "item_count", 0))
+
+
+@admin.register(QuizQuestion)
+class QuizQuestionAdmin(PositionedAdmin):
+    list_display = ("__str__", "quiz", "question", "position")
+    list_editable = ("position",)
+    list_filter = ("quiz__lesson__course", "quiz")
+    list_select_related = ("quiz", "question")
+    search_fields = ("quiz__slug", "question__slug")
+    ordering = ("quiz", "position")
+    autocomplete_fields = ("quiz", "question")
+    position_parent = "quiz"
 
 
 @admin.register(PipelineExercise)

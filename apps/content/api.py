@@ -25,6 +25,7 @@ from apps.content.serializers import (
     SceneListOutput,
     SceneOutput,
 )
+from apps.explore import selectors as explore_selectors
 
 _course_filter = OpenApiParameter("course", str, description="Only this course's items (its slug).")
 
@@ -121,9 +122,9 @@ class SceneListView(generics.ListAPIView):
 
 
 class SceneDetailView(generics.RetrieveAPIView):
-    """An explorer scene: the 3D model to load and its clickable regions."""
+    """An explorer scene: the 3D model to load, its clickable regions, and when the learner last visited each."""
 
     serializer_class = SceneOutput
 
     def get_object(self) -> Any:
-        return selectors.scene_get(slug=self.kwargs["slug"])
+        return explore_selectors.scene_get(slug=self.kwargs["slug"], learner=self.request.user)

@@ -157,14 +157,21 @@ def scene_get(*, slug: str) -> ExplorerScene:
     return get_object_or_404(scenes_list().prefetch_related(Prefetch("regions", queryset=regions)), slug=slug)
 
 
-def visible_card_ids(*, card_ids: Iterable[int]) -> set[int]:
-    """Which of these cards a learner may study: not archived, nor in an archived deck, lesson or course."""
-    return set(
-        Card.objects.filter(
-            pk__in=set(card_ids),
-            archived=False,
-            deck__archived=False,
-            deck__lesson__archived=False,
-            deck__lesson__course__archived=False,
-        ).values_list("pk", flat=True)
+def visible_card_filter(path: str = "") -> Q:
+    """Cards a learner may study: not archived, nor in an archived deck, lesson or course.
+
+    `path` leads from the queried model to the card, e.g. "card__" from a memory row.
+    """
+    return Q(
+        **{
+            f"{path}archived": False,
+            f"{path}deck__archived": False,
+            f"{path}deck__lesson__archived": False,
+            f"{path}deck__lesson__course__archived": False,
+        }
     )
+
+
+def visible_card_ids(*, card_ids: Iterable[int]) -> set[int]:
+    """Which of these cards a learner may study."""
+    return set(Card.objects.filter(visible_card_filter(), pk__in=set(card_ids)).values_list("pk", flat=True))

@@ -235,19 +235,38 @@ class ConceptGraphOutput(serializers.Serializer):
     links = ConceptLinkOutput(many=True)
 
 
+class RegionCardOutput(serializers.ModelSerializer):
+    deck = serializers.CharField(source="deck.slug")
+
+    class Meta:
+        model = Card
+        fields = ["id", "deck", "slug", "term"]
+
+
 class RegionOutput(serializers.ModelSerializer):
-    cards: serializers.PrimaryKeyRelatedField[Card] = serializers.PrimaryKeyRelatedField(
-        many=True, read_only=True, help_text="Card ids."
-    )
+    cards = RegionCardOutput(many=True)
+    visited = serializers.SerializerMethodField()
+    last_visited_at = serializers.SerializerMethodField()
 
     class Meta:
         model = ExplorerRegion
-        fields = ["slug", "title", "description", "cards"]
+        fields = ["id", "slug", "title", "description", "cards", "visited", "last_visited_at"]
+
+    # Annotated by apps.explore.selectors.scene_get for the learner asking; absent means never visited.
+    def get_visited(self, region: ExplorerRegion) -> bool:
+        return getattr(region, "last_visited_at", None) is not None
+
+    @extend_schema_field(serializers.DateTimeField(allow_null=True))
+    def get_last_visited_at(self, region: ExplorerRegion) -> str | None:
+        moment = getattr(region, "last_visited_at", None)
+        return serializers.DateTimeField().to_representation(moment) if moment is not None else None
 
 
 class SceneOutput(serializers.ModelSerializer):
     course = serializers.CharField(source="course.slug")
-    model_url = serializers.SerializerMethodField()
+    model_url = serializers.SerializerMethodField(
+        help_text="EXPLORER_ASSET_BASE_URL joined with the scene's model path; absolute when that setting is."
+    )
     regions = RegionOutput(many=True)
 
     class Meta:
@@ -255,7 +274,17 @@ class SceneOutput(serializers.ModelSerializer):
         fields = ["slug", "title", "course", "instructions", "model_url", "regions"]
 
     def get_model_url(self, scene: ExplorerScene) -> str:
-        return settings.EXPLORER_ASSET_BASE_URL.rstrip("/") + "/" + scene.model_asset.lstrip("/")
+        return explorer_asset_url(scene.model_asset)
+
+
+def explorer_asset_url(path: str) -> str:
+    """Where clients fetch a scene's model: the asset base URL and the path, with exactly one slash between.
+
+    A path that is already a full URL is used as it is.
+    """
+    if "://" in path or path.startswith("//"):
+        return path
+    return settings.EXPLORER_ASSET_BASE_URL.rstrip("/") + "/" + path.lstrip("/")
 
 
 class SceneListOutput(serializers.ModelSerializer):

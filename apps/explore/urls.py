@@ -1,5 +1,15 @@
 """Routes of the constellation, explorer visits and activity endpoints."""
 
-from django.urls import URLPattern, path  # noqa: F401
+from django.urls import URLPattern, path
 
-urlpatterns: list[URLPattern] = []
+from apps.explore import api
+
+urlpatterns: list[URLPattern] = [
+    path("courses/<slug:slug>/constellation/", api.ConstellationView.as_view(), name="constellation"),
+    path(
+        "explorer/<slug:slug>/regions/<slug:region_slug>/visits/",
+        api.RegionVisitCreateView.as_view(),
+        name="region-visit-create",
+    ),
+    path("activity/", api.ActivityView.as_view(), name="activity"),
+]

@@ -103,7 +103,7 @@ def learner_stats_get(*, learner: Any, now: datetime, deck: Deck | None = None) 
         ],
         retention_by_week=_retention_by_week(review_days, today=today),
         retention_by_month=_retention_by_month(review_days, today=today),
-        streak=_streak(set(review_days), today=today),
+        streak=streak_of_days(set(review_days), today=today),
         decks=_deck_stats(learner=learner, settings=settings, deck=deck, now=now),
     )
 
@@ -112,7 +112,7 @@ def _day_start(settings: SchedulingSettings, day: date) -> datetime:
     return datetime.combine(day, time(settings.day_start_hour), tzinfo=ZoneInfo(settings.timezone))
 
 
-def _with_local_day(queryset: QuerySet[Any], *, field: str, settings: SchedulingSettings) -> QuerySet[Any]:
+def with_local_day(queryset: QuerySet[Any], *, field: str, settings: SchedulingSettings) -> QuerySet[Any]:
     """Annotate `local_date` and `early` (local hour before the day start): the day is local_date - early."""
     zone = ZoneInfo(settings.timezone)
     return queryset.annotate(
@@ -127,7 +127,7 @@ def _with_local_day(queryset: QuerySet[Any], *, field: str, settings: Scheduling
     )
 
 
-def _learner_day(local_date: date, early: bool) -> date:
+def learner_day(local_date: date, early: bool) -> date:
     return local_date - timedelta(days=1) if early else local_date
 
 
@@ -147,7 +147,7 @@ def _review_days(
         logs = logs.filter(card__deck=deck)
     mature = Q(state_before__stage=int(MemoryStage.REVIEW))
     rows = (
-        _with_local_day(logs, field="reviewed_at", settings=settings)
+        with_local_day(logs, field="reviewed_at", settings=settings)
         .values("local_date", "early")
         .annotate(
             reviews=Count("pk"),
@@ -158,7 +158,7 @@ def _review_days(
     )
     days: dict[date, _DayReviews] = defaultdict(_DayReviews)
     for row in rows:
-        day = _learner_day(row["local_date"], row["early"])
+        day = learner_day(row["local_date"], row["early"])
         # A review stamped a little ahead of the server's clock may fall in tomorrow; it is not shown yet.
         if day > today:
             continue
@@ -180,7 +180,7 @@ def _due_forecast(*, learner: Any, settings: SchedulingSettings, deck: Deck | No
     # Overdue cards are folded into today in the database, so the rows do not grow with the backlog's age.
     overdue = Q(due__lt=today_start)
     rows = (
-        _with_local_day(memories, field="due", settings=settings)
+        with_local_day(memories, field="due", settings=settings)
         .annotate(
             forecast_date=Case(When(overdue, then=Value(today)), default="local_date", output_field=DateField()),
             forecast_early=Case(When(overdue, then=Value(False)), default="early", output_field=BooleanField()),
@@ -191,7 +191,7 @@ def _due_forecast(*, learner: Any, settings: SchedulingSettings, deck: Deck | No
     )
     counts: dict[date, int] = defaultdict(int)
     for row in rows:
-        counts[_learner_day(row["forecast_date"], row["forecast_early"])] += row["cards"]
+        counts[learner_day(row["forecast_date"], row["forecast_early"])] += row["cards"]
     days = [today + timedelta(days=offset) for offset in range(FORECAST_DAYS)]
     return [DayCount(day, counts.get(day, 0)) for day in days]
 
@@ -227,7 +227,7 @@ def _retention_by_month(days: dict[date, _DayReviews], *, today: date) -> list[R
     return [RetentionPeriod(start, *totals[start]) for start in starts]
 
 
-def _streak(days: set[date], *, today: date) -> Streak:
+def streak_of_days(days: set[date], *, today: date) -> Streak:
     """Consecutive days with a review; today not studied yet does not break the current streak."""
     end = today if today in days else today - timedelta(days=1)
     current = 0

@@ -24,6 +24,8 @@ from apps.content.models import (
     LessonSection,
     PipelineExercise,
     Question,
+    Quiz,
+    QuizQuestion,
 )
 
 # Every content model, referenced before referencing; reversed, an order in which rows can be deleted.
@@ -35,6 +37,8 @@ CONTENT_MODELS: list[type[models.Model]] = [
     Question,
     Choice,
     AcceptedAnswer,
+    Quiz,
+    QuizQuestion,
     PipelineExercise,
     LessonSection,
     LessonBlock,
@@ -87,6 +91,7 @@ MINIMAL_COURSE: dict[str, Any] = {
                         {"key": "a", "text": "prefetch", "correct": True},
                         {"key": "b", "text": "cache"},
                     ],
+                    "cards": ["basics/prefetch"],
                 },
                 {
                     "slug": "format",
@@ -113,7 +118,17 @@ MINIMAL_COURSE: dict[str, Any] = {
                         {"key": "b", "text": "Python threads", "correct": True},
                         {"key": "c", "text": "Using tf.data"},
                     ],
+                    "cards": ["basics/map", "basics/prefetch"],
                 },
+            ],
+            "quizzes": [
+                {
+                    "slug": "first-quiz",
+                    "title": "First quiz",
+                    "description": "Every kind of question.",
+                    "questions": ["overlap", "format", "batches", "pitfalls"],
+                },
+                {"slug": "short-quiz", "title": "Short quiz", "questions": ["batches", "overlap"]},
             ],
             "exercises": [
                 {

@@ -29,12 +29,25 @@ from apps.content.models import (
     Lesson,
     PipelineExercise,
     Question,
+    Quiz,
+    QuizQuestion,
 )
 from tests.content.course_files import CONTENT_MODELS
 
 pytestmark = pytest.mark.django_db
 
-ARCHIVABLE_MODELS = [Course, Lesson, Deck, Card, Question, PipelineExercise, Concept, ExplorerScene, ExplorerRegion]
+ARCHIVABLE_MODELS = [
+    Course,
+    Lesson,
+    Deck,
+    Card,
+    Question,
+    Quiz,
+    PipelineExercise,
+    Concept,
+    ExplorerScene,
+    ExplorerRegion,
+]
 
 # The minimal valid course file, plus an exercise and a short-text question so that every model has
 # a row. ${p} prefixes the slugs that are unique site-wide, so one template makes several courses.
@@ -76,6 +89,11 @@ lessons:
         prompt: Which transformation applies a function to every element?
         explanation: E
         accepted_answers: [map]
+        cards: [${p}d1/map]
+    quizzes:
+      - slug: ${p}z1
+        title: Quiz
+        questions: [${p}q1, ${p}q2, ${p}q3]
     exercises:
       - slug: ${p}e1
         title: Exercise
@@ -452,3 +470,16 @@ def test_import_with_nothing_to_import_is_a_form_error(staff_client):
     response = staff_client.post(IMPORT_URL, {"text": "   \n"})
     assert response.status_code == 200
     assert response.context["form"].non_field_errors() == ["Upload at least one .yaml file or paste YAML text."]
+
+
+def test_quiz_question_of_another_lesson_is_a_form_error(staff_client, demo_course):
+    load_course("x-")
+    quiz = Quiz.objects.get(slug="z1")
+    foreign = Question.objects.get(slug="x-q1")
+    before = counts()
+    response = staff_client.post(
+        admin_url(QuizQuestion, "add"), {"quiz": quiz.pk, "question": foreign.pk, "position": 9}
+    )
+    assert response.status_code == 200
+    assert "belongs to another lesson" in str(response.context["errors"])
+    assert counts() == before

@@ -213,6 +213,60 @@ CASES: list[tuple[str, Mutation, str, str]] = [
         "no card 'basics/zip' in this course",
     ),
     ("wrong version", set_in(["version"], 2), "version", "Input should be 1"),
+    (
+        "question to unknown card",
+        set_in(["lessons", 0, "questions", 0, "cards", 0], "basics/zip"),
+        "lessons[0].questions[0].cards[0]",
+        "no card 'basics/zip' in this course",
+    ),
+    (
+        "question with a card twice",
+        lambda d: question(d, "pitfalls")["cards"].append("basics/map"),
+        "lessons[0].questions[3].cards[2]",
+        "card 'basics/map' is used more than once",
+    ),
+    (
+        "quiz to unknown question",
+        set_in(["lessons", 0, "quizzes", 0, "questions", 2], "nope"),
+        "lessons[0].quizzes[0].questions[2]",
+        "no question 'nope' in this lesson",
+    ),
+    (
+        "quiz with a question twice",
+        set_in(["lessons", 0, "quizzes", 1, "questions", 1], "batches"),
+        "lessons[0].quizzes[1].questions[1]",
+        "question 'batches' is used more than once",
+    ),
+    (
+        "quiz with another lesson's question",
+        lambda d: d["lessons"].append(
+            {
+                "slug": "second-lesson",
+                "title": "Second",
+                "quizzes": [{"slug": "q2", "title": "T", "questions": ["format"]}],
+            }
+        ),
+        "lessons[1].quizzes[0].questions[0]",
+        "question 'format' belongs to lesson 'first-pipeline'",
+    ),
+    (
+        "duplicate quiz slug",
+        set_in(["lessons", 0, "quizzes", 1, "slug"], "first-quiz"),
+        "lessons[0].quizzes[1].slug",
+        "quiz slug 'first-quiz' is used more than once",
+    ),
+    (
+        "quiz without questions",
+        set_in(["lessons", 0, "quizzes", 1, "questions"], []),
+        "lessons[0].quizzes[1].questions",
+        "a quiz needs at least one question",
+    ),
+    (
+        "quiz unknown field",
+        set_in(["lessons", 0, "quizzes", 0, "question"], ["overlap"]),
+        "lessons[0].quizzes[0].question",
+        "unknown field",
+    ),
 ]
 
 
@@ -284,6 +338,7 @@ def test_same_slug_in_two_files_is_refused(tmp_path: Path) -> None:
     second["slug"] = "another-course"
     second["lessons"][0]["slug"] = "another-lesson"
     second["lessons"][0]["questions"] = []
+    second["lessons"][0]["quizzes"] = []
     second["lessons"][0]["sections"] = []
     second["lessons"][0]["exercises"] = []
     second["scenes"] = []

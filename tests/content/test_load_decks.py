@@ -17,7 +17,10 @@ from apps.content.models import (
     Course,
     Deck,
     Lesson,
+    LessonBlock,
     Question,
+    Quiz,
+    QuizQuestion,
 )
 from tests.conftest import DECKS_DIR
 from tests.content.course_files import CONTENT_MODELS, minimal_course, write_course
@@ -203,3 +206,83 @@ def test_export_refuses_an_unknown_course(tmp_path):
 def test_missing_path_is_a_clear_error(tmp_path):
     with pytest.raises(CommandError, match="No such file or folder"):
         load(tmp_path / "absent.yaml")
+
+
+# --- Quizzes and the cards each question tests ------------------------------------------------
+
+
+def quiz_slugs(quiz_slug: str) -> list[str]:
+    items = QuizQuestion.objects.filter(quiz__slug=quiz_slug).order_by("position")
+    return list(items.values_list("question__slug", flat=True))
+
+
+def test_quizzes_and_question_cards_load_in_order(tmp_path):
+    load(write_course(tmp_path, minimal_course()))
+    assert list(Quiz.objects.order_by("position").values_list("slug", flat=True)) == ["first-quiz", "short-quiz"]
+    assert quiz_slugs("first-quiz") == ["overlap", "format", "batches", "pitfalls"]
+    assert quiz_slugs("short-quiz") == ["batches", "overlap"]
+    assert Quiz.objects.get(slug="first-quiz").description == "Every kind of question."
+    pitfalls = Question.objects.get(slug="pitfalls")
+    assert sorted(pitfalls.cards.values_list("slug", flat=True)) == ["map", "prefetch"]
+    assert list(Question.objects.get(slug="format").cards.all()) == []
+
+
+def test_reordering_a_quiz_keeps_the_quiz_and_removing_it_archives_it(tmp_path):
+    document = minimal_course()
+    path = write_course(tmp_path, document)
+    load(path)
+    quiz_id = Quiz.objects.get(slug="first-quiz").pk
+    lesson_doc = document["lessons"][0]
+    lesson_doc["quizzes"][0]["questions"].reverse()
+    lesson_doc["quizzes"].pop()
+    lesson_doc["questions"][0]["cards"] = ["basics/map"]
+    write_course(tmp_path, document)
+    out, _ = load(path)
+    assert Quiz.objects.get(slug="first-quiz").pk == quiz_id
+    assert quiz_slugs("first-quiz") == ["pitfalls", "batches", "format", "overlap"]
+    removed = Quiz.objects.get(slug="short-quiz")
+    assert removed.archived is True
+    assert quiz_slugs("short-quiz") == ["batches", "overlap"]
+    assert list(Question.objects.get(slug="overlap").cards.values_list("slug", flat=True)) == ["map"]
+    assert "quizzes: 0 created, 0 updated, 1 archived" in out
+
+
+def test_quizzes_and_question_cards_survive_the_round_trip(tmp_path):
+    document = minimal_course()
+    document["lessons"][0]["quizzes"][1]["archived"] = True
+    load(write_course(tmp_path, document))
+    out_dir = tmp_path / "out"
+    call_command("export_decks", "--output", str(out_dir), "--course", "pipelines-101", stdout=io.StringIO())
+    exported = yaml.safe_load((out_dir / "pipelines-101.yaml").read_text())
+    assert exported["lessons"][0]["quizzes"] == document["lessons"][0]["quizzes"]
+    assert [q.get("cards") for q in exported["lessons"][0]["questions"]] == [
+        ["basics/prefetch"],
+        None,
+        None,
+        ["basics/map", "basics/prefetch"],
+    ]
+    snapshot = course_snapshot("pipelines-101")
+    _wipe_content()
+    load(out_dir / "pipelines-101.yaml")
+    assert course_snapshot("pipelines-101") == snapshot
+
+
+def test_shipped_quizzes_mix_every_kind_and_every_question_tests_a_card():
+    load(DECKS_DIR)
+    questions = Question.objects.filter(lesson__slug="data-pipelines-tf-data", archived=False)
+    assert questions.count() == 24
+    assert not questions.filter(cards__isnull=True).exists()
+    review = Quiz.objects.get(slug="tf-data-pipelines-review")
+    assert set(quiz_slugs(review.slug)) == set(questions.values_list("slug", flat=True))
+    # The page check is the course page's own questions: the first four question blocks of the manual.
+    page_check = quiz_slugs("tf-data-page-check")
+    blocks = LessonBlock.objects.filter(kind="question").order_by("section__position", "position")
+    assert page_check == [block.question.slug for block in blocks][:4]
+    kinds = set(
+        QuizQuestion.objects.filter(quiz__lesson__slug="data-pipelines-tf-data").values_list(
+            "question__kind", flat=True
+        )
+    )
+    assert kinds == {"single_choice", "multiple_choice", "short_text", "numeric"}
+    checkpoints = QuizQuestion.objects.filter(quiz__slug="tf-data-section-checkpoints")
+    assert set(checkpoints.values_list("question__kind", flat=True)) == kinds

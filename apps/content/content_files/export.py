@@ -19,6 +19,8 @@ from apps.content.models import (
     Lesson,
     LessonSection,
     Question,
+    Quiz,
+    QuizQuestion,
 )
 
 
@@ -36,7 +38,18 @@ def course_doc_build(*, course: Course) -> CourseDoc:
         .prefetch_related(
             Prefetch("sections", queryset=LessonSection.objects.prefetch_related("blocks__question")),
             Prefetch("decks", queryset=Deck.objects.prefetch_related("cards")),
-            Prefetch("questions", queryset=Question.objects.prefetch_related("choices", "accepted_answers")),
+            Prefetch(
+                "questions",
+                queryset=Question.objects.prefetch_related(
+                    "choices", "accepted_answers", Prefetch("cards", queryset=cards_with_decks)
+                ),
+            ),
+            Prefetch(
+                "quizzes",
+                queryset=Quiz.objects.prefetch_related(
+                    Prefetch("items", queryset=QuizQuestion.objects.select_related("question").order_by("position"))
+                ),
+            ),
             "exercises",
         )
     )
@@ -156,9 +169,20 @@ def _lesson_dict(lesson: Lesson) -> dict[str, Any]:
                 "accepted_answers": [answer.text for answer in question.accepted_answers.all()],
                 "answer": question.numeric_answer,
                 "tolerance": question.tolerance,
+                "cards": _card_refs(question.cards.all()),
                 "archived": question.archived,
             }
             for question in lesson.questions.all()
+        ],
+        "quizzes": [
+            {
+                "slug": quiz.slug,
+                "title": quiz.title,
+                "description": quiz.description,
+                "archived": quiz.archived,
+                "questions": [item.question.slug for item in quiz.items.all()],
+            }
+            for quiz in lesson.quizzes.all()
         ],
         "exercises": [
             {

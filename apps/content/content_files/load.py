@@ -34,6 +34,8 @@ from apps.content.models import (
     LessonSection,
     PipelineExercise,
     Question,
+    Quiz,
+    QuizQuestion,
 )
 
 ProgressCallback = Callable[[int, int], None]
@@ -45,6 +47,7 @@ _SITE_WIDE_MODELS: dict[str, tuple[type[models.Model], str]] = {
     "lesson": (Lesson, "course__slug"),
     "deck": (Deck, "lesson__course__slug"),
     "question": (Question, "lesson__course__slug"),
+    "quiz": (Quiz, "lesson__course__slug"),
     "exercise": (PipelineExercise, "lesson__course__slug"),
     "scene": (ExplorerScene, "course__slug"),
 }
@@ -172,7 +175,7 @@ def content_sources_load(
 def _row_count(course: CourseDoc) -> int:
     count = 1 + len(course.concepts)
     for lesson in course.lessons:
-        count += 1 + len(lesson.sections) + len(lesson.questions) + len(lesson.exercises)
+        count += 1 + len(lesson.sections) + len(lesson.questions) + len(lesson.quizzes) + len(lesson.exercises)
         count += sum(1 + len(deck.cards) for deck in lesson.decks)
     return count + sum(1 + len(scene.regions) for scene in course.scenes)
 
@@ -225,8 +228,15 @@ class _ContentWriter:
             removed="archive",
         )
         card_ids: dict[str, int] = {}
+        questions: dict[str, Question] = {}
         for lesson_doc in doc.lessons:
-            card_ids |= self._write_lesson(lessons[lesson_doc.slug], lesson_doc)
+            lesson_cards, lesson_questions = self._write_lesson(lessons[lesson_doc.slug], lesson_doc)
+            card_ids |= lesson_cards
+            questions |= lesson_questions
+        # After every lesson: a question may test a card of another lesson's deck.
+        for lesson_doc in doc.lessons:
+            for question_doc in lesson_doc.questions:
+                self._set_cards(questions[question_doc.slug], [card_ids[ref] for ref in question_doc.cards])
 
         concepts = self.upsert(
             Concept,
@@ -279,7 +289,7 @@ class _ContentWriter:
             for region_doc in scene_doc.regions:
                 self._set_cards(regions[region_doc.slug], [card_ids[ref] for ref in region_doc.cards])
 
-    def _write_lesson(self, lesson: Lesson, doc: LessonDoc) -> dict[str, int]:
+    def _write_lesson(self, lesson: Lesson, doc: LessonDoc) -> tuple[dict[str, int], dict[str, Question]]:
         card_ids: dict[str, int] = {}
         decks = self.upsert(
             Deck,
@@ -345,6 +355,24 @@ class _ContentWriter:
                 rows=[{"question_id": question_id, "text": text} for text in question_doc.accepted_answers],
             )
 
+        quizzes = self.upsert(
+            Quiz,
+            parent={"lesson_id": lesson.pk},
+            rows=[
+                {"slug": z.slug, "title": z.title, "description": z.description, "archived": z.archived}
+                for z in doc.quizzes
+            ],
+            site_wide=True,
+            removed="archive",
+        )
+        for quiz_doc in doc.quizzes:
+            quiz_id = quizzes[quiz_doc.slug].pk
+            self.replace(
+                QuizQuestion,
+                scope=Q(quiz_id=quiz_id),
+                rows=[{"quiz_id": quiz_id, "question_id": questions[slug].pk} for slug in quiz_doc.questions],
+            )
+
         self.upsert(
             PipelineExercise,
             parent={"lesson_id": lesson.pk},
@@ -387,7 +415,7 @@ class _ContentWriter:
                     }
                 )
             self.replace(LessonBlock, scope=Q(section_id=section_id), rows=rows)
-        return card_ids
+        return card_ids, questions
 
     def _upsert_one(self, model: type[models.Model], *, slug: str, values: dict[str, Any]) -> Any:
         counts = self.report.for_model(model)
@@ -490,7 +518,7 @@ class _ContentWriter:
         model._default_manager.bulk_create([model(**row) for row in desired])
         counts.created += len(desired)
 
-    def _set_cards(self, obj: Concept | ExplorerRegion, card_ids: list[int]) -> None:
+    def _set_cards(self, obj: Concept | ExplorerRegion | Question, card_ids: list[int]) -> None:
         if set(obj.cards.values_list("pk", flat=True)) != set(card_ids):
             obj.cards.set(card_ids)
             if (type(obj), obj.pk) not in self.created:

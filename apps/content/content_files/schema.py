@@ -56,6 +56,8 @@ class QuestionDoc(Document):
     accepted_answers: list[Annotated[str, StringConstraints(min_length=1, max_length=200)]] = []
     answer: float | None = None
     tolerance: float | None = None
+    # The cards this question tests; answering it in a quiz reviews each of them.
+    cards: list[CardRef] = []
     archived: bool = False
 
 
@@ -136,6 +138,15 @@ class ExerciseDoc(Document):
     archived: bool = False
 
 
+class QuizDoc(Document):
+    slug: Slug
+    title: Title
+    description: str = ""
+    archived: bool = False
+    # Slugs of this lesson's questions, in the order the quiz lists them; at least one unless archived.
+    questions: list[Slug] = []
+
+
 class LessonDoc(Document):
     slug: Slug
     title: Title
@@ -146,6 +157,7 @@ class LessonDoc(Document):
     sections: list[SectionDoc] = []
     decks: list[DeckDoc] = []
     questions: list[QuestionDoc] = []
+    quizzes: list[QuizDoc] = []
     exercises: list[ExerciseDoc] = []
 
 

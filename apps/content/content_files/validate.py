@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
-from apps.content.content_files.schema import SLUG_PATTERN, CourseDoc, LessonDoc, QuestionDoc
+from apps.content.content_files.schema import SLUG_PATTERN, CourseDoc, LessonDoc, QuestionDoc, QuizDoc
 from apps.content.content_files.source import ContentError, Location, ParsedFile
 
 _SLUG_HINT = "must be a slug: lower-case letters and digits in words joined by single hyphens"
@@ -114,7 +114,35 @@ def _question_errors(parsed: ParsedFile, question: QuestionDoc, at: Location) ->
     return errors
 
 
-def _lesson_errors(parsed: ParsedFile, lesson: LessonDoc, at: Location, card_refs: set[str]) -> list[ContentError]:
+def _card_ref_errors(parsed: ParsedFile, refs: list[str], at: Location, card_refs: set[str]) -> list[ContentError]:
+    errors = [
+        parsed.error((*at, i), f"no card {ref!r} in this course") for i, ref in enumerate(refs) if ref not in card_refs
+    ]
+    return errors + _duplicates(parsed, (((*at, i), ref) for i, ref in enumerate(refs)), "card")
+
+
+def _quiz_errors(
+    parsed: ParsedFile, quiz: QuizDoc, at: Location, own_questions: set[str], question_lessons: dict[str, str]
+) -> list[ContentError]:
+    errors = _duplicates(parsed, (((*at, "questions", i), slug) for i, slug in enumerate(quiz.questions)), "question")
+    if not quiz.questions and not quiz.archived:
+        errors.append(parsed.error((*at, "questions"), "a quiz needs at least one question"))
+    for i, slug in enumerate(quiz.questions):
+        if slug in own_questions:
+            continue
+        owner = question_lessons.get(slug)
+        reason = (
+            f"question {slug!r} belongs to lesson {owner!r}; a quiz takes only its own lesson's questions"
+            if owner
+            else f"no question {slug!r} in this lesson"
+        )
+        errors.append(parsed.error((*at, "questions", i), reason))
+    return errors
+
+
+def _lesson_errors(
+    parsed: ParsedFile, lesson: LessonDoc, at: Location, card_refs: set[str], question_lessons: dict[str, str]
+) -> list[ContentError]:
     errors: list[ContentError] = []
     errors += _duplicates(
         parsed, (((*at, "sections", i, "slug"), s.slug) for i, s in enumerate(lesson.sections)), "section slug"
@@ -127,7 +155,10 @@ def _lesson_errors(parsed: ParsedFile, lesson: LessonDoc, at: Location, card_ref
         )
     for q, question in enumerate(lesson.questions):
         errors += _question_errors(parsed, question, (*at, "questions", q))
+        errors += _card_ref_errors(parsed, question.cards, (*at, "questions", q, "cards"), card_refs)
     question_slugs = {question.slug for question in lesson.questions}
+    for z, quiz in enumerate(lesson.quizzes):
+        errors += _quiz_errors(parsed, quiz, (*at, "quizzes", z), question_slugs, question_lessons)
     for s, section in enumerate(lesson.sections):
         for b, block in enumerate(section.blocks):
             block_at = (*at, "sections", s, "blocks", b)
@@ -161,8 +192,9 @@ def course_doc_errors(parsed: ParsedFile, course: CourseDoc) -> list[ContentErro
         parsed, ((("concepts", i, "slug"), concept.slug) for i, concept in enumerate(course.concepts)), "concept slug"
     )
 
+    question_lessons = {question.slug: lesson.slug for lesson in lessons for question in lesson.questions}
     for i, lesson in enumerate(lessons):
-        errors += _lesson_errors(parsed, lesson, ("lessons", i), card_refs)
+        errors += _lesson_errors(parsed, lesson, ("lessons", i), card_refs, question_lessons)
 
     concept_slugs = {concept.slug for concept in course.concepts}
     covered: set[str] = set()
@@ -225,6 +257,11 @@ def site_wide_slugs(course: CourseDoc) -> dict[str, list[tuple[Location, str]]]:
             (("lessons", i, "questions", q, "slug"), question.slug)
             for i, lesson in enumerate(lessons)
             for q, question in enumerate(lesson.questions)
+        ],
+        "quiz": [
+            (("lessons", i, "quizzes", z, "slug"), quiz.slug)
+            for i, lesson in enumerate(lessons)
+            for z, quiz in enumerate(lesson.quizzes)
         ],
         "exercise": [
             (("lessons", i, "exercises", e, "slug"), exercise.slug)

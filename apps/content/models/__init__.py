@@ -6,6 +6,7 @@ from apps.content.models.decks import Card, Deck
 from apps.content.models.exercises import PipelineExercise
 from apps.content.models.explorer import ExplorerRegion, ExplorerScene
 from apps.content.models.questions import AcceptedAnswer, Choice, Question, QuestionKind
+from apps.content.models.quizzes import Quiz, QuizQuestion
 
 __all__ = [
     "AcceptedAnswer",
@@ -25,4 +26,6 @@ __all__ = [
     "PipelineExercise",
     "Question",
     "QuestionKind",
+    "Quiz",
+    "QuizQuestion",
 ]

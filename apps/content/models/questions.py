@@ -5,6 +5,7 @@ from django.db.models import Q
 
 from apps.content.models.base import ArchivableModel, TimestampedModel
 from apps.content.models.courses import Lesson
+from apps.content.models.decks import Card
 
 
 class QuestionKind(models.TextChoices):
@@ -23,6 +24,8 @@ class Question(ArchivableModel):
     numeric_answer = models.FloatField(null=True, blank=True)
     tolerance = models.FloatField(null=True, blank=True)
     position = models.IntegerField()
+    # The cards a question tests: answering it reviews each of them (apps.quizzes).
+    cards = models.ManyToManyField(Card, related_name="questions", blank=True)
 
     class Meta:
         ordering = ["lesson_id", "position"]

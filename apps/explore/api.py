@@ -1,0 +1,104 @@
+"""The concept constellation, recording explorer region visits, and the learner's activity feed."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.explore.activity import ACTIVITY_KINDS, activity_page
+from apps.explore.selectors import constellation_get
+from apps.explore.serializers import (
+    ActivityItemOutput,
+    ActivityPageOutput,
+    ActivityQuery,
+    ConstellationOutput,
+    RegionVisitInput,
+    RegionVisitOutput,
+)
+from apps.explore.services import region_visit_record
+
+
+class ConstellationView(APIView):
+    @extend_schema(
+        summary="A course's concepts as a 3D constellation, with links, cards and the learner's mastery",
+        responses=ConstellationOutput,
+        description=(
+            "Coordinates are fixed for given concepts and links: computed once per change of them and "
+            "stored. mastery is the mean probability of recall now over a concept's cards, new cards "
+            "counting 0."
+        ),
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        constellation = constellation_get(course_slug=slug, learner=request.user, now=timezone.now())
+        return Response(ConstellationOutput(constellation).data)
+
+
+class RegionVisitCreateView(APIView):
+    @extend_schema(
+        summary="Record that the learner opened an explorer region",
+        request=RegionVisitInput,
+        responses={201: RegionVisitOutput, 200: RegionVisitOutput},
+        description=(
+            "The visit's time is the server's. 201 when recorded; 200 with the first visit when the "
+            "client_visit_id was already recorded; 409 when that id was used for another region."
+        ),
+    )
+    def post(self, request: Request, slug: str, region_slug: str) -> Response:
+        body = RegionVisitInput(data=request.data)
+        body.is_valid(raise_exception=True)
+        visit, created = region_visit_record(
+            learner=request.user,
+            scene_slug=slug,
+            region_slug=region_slug,
+            client_visit_id=body.validated_data.get("client_visit_id"),
+            now=timezone.now(),
+        )
+        return Response(
+            RegionVisitOutput(visit).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK
+        )
+
+
+class ActivityView(APIView):
+    @extend_schema(
+        summary="The learner's own activity, newest first",
+        parameters=[
+            OpenApiParameter(
+                "kind", OpenApiTypes.STR, description=f"Only these kinds, comma-separated: {', '.join(ACTIVITY_KINDS)}."
+            ),
+            OpenApiParameter(
+                "before", OpenApiTypes.DATETIME, description="Only items strictly older; the next page's cursor."
+            ),
+            OpenApiParameter("page_size", OpenApiTypes.INT, description="Items per page, 1 to 200; 50 by default."),
+        ],
+        responses=ActivityPageOutput,
+        description=(
+            "Follow next (or pass next_before as before) for older items; every item appears on exactly "
+            "one page. A page may hold more than page_size items when that many share one time."
+        ),
+    )
+    def get(self, request: Request) -> Response:
+        query = ActivityQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        params = query.validated_data
+        page = activity_page(
+            learner=request.user, kinds=params.get("kind"), before=params.get("before"), limit=params["page_size"]
+        )
+        next_url = None
+        if page.next_before is not None:
+            following = {key: value for key, value in request.query_params.items() if key != "before"}
+            following["before"] = page.next_before.isoformat()
+            next_url = request.build_absolute_uri(request.path) + "?" + urlencode(following)
+        return Response(
+            {
+                "results": ActivityItemOutput(page.items, many=True).data,
+                "next": next_url,
+                "next_before": page.next_before.isoformat() if page.next_before is not None else None,
+            }
+        )

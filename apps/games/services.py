@@ -1,0 +1,310 @@
+"""Playing Match the Pairs: starting a board from the learner's weakest cards, and judging attempts.
+
+The server decides everything that counts: which cards, what pairs with what, the clock, the
+penalty and the score. The client only ever sees random per-board ids until a pair is earned.
+"""
+
+from __future__ import annotations
+
+import secrets
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Min
+
+from apps.common.errors import Conflict, DomainError, NotFound
+from apps.content.models import Card, Deck
+from apps.content.selectors import deck_cards_list, deck_get, visible_card_ids
+from apps.games.conf import match_settings
+from apps.games.models import MAX_PAIRS, MIN_PAIRS, MatchAttempt, MatchBoard, MatchItem
+from apps.srs.config import scheduler_config_from_settings, scheduling_settings_get
+from apps.srs.models import CardMemory, ReviewLog, ReviewSource
+from apps.srs.scheduling import MemoryStage, SchedulerConfig, retrievability
+from apps.srs.services import ReviewInput, memory_state_of, reviews_submit
+
+# Fixed forever: a match review's client id is uuid5 of this and "match:{board}:{card}", so a
+# retried request can never review the same card of the same board twice.
+MATCH_REVIEW_NAMESPACE = uuid.UUID("6d1c7f0e-3a7b-5c2e-9f41-8b2d0c5e7a93")
+# 12 random bytes: 96 bits per id, far beyond guessing, and short enough to send back and forth.
+_ITEM_ID_BYTES = 12
+
+_random = secrets.SystemRandom()
+
+
+class BoardNotFound(NotFound):
+    """The same answer for a board that does not exist and for another learner's board."""
+
+    def __init__(self) -> None:
+        super().__init__("No such board.")
+
+
+class BoardFinished(Conflict):
+    code = "board_finished"
+
+
+class BoardExpired(Conflict):
+    code = "board_expired"
+
+
+class AlreadyMatched(Conflict):
+    code = "already_matched"
+
+
+class MatchInvalid(DomainError):
+    code = "invalid"
+
+
+class DeckTooSmall(DomainError):
+    code = "deck_too_small"
+
+
+@dataclass(frozen=True)
+class AttemptOutcome:
+    board: MatchBoard
+    attempt: MatchAttempt
+    # The pair earned by a correct attempt; None after a wrong one.
+    item: MatchItem | None
+    review: ReviewLog | None
+
+
+def match_review_id(*, board_id: uuid.UUID, card_id: int) -> uuid.UUID:
+    return uuid.uuid5(MATCH_REVIEW_NAMESPACE, f"match:{board_id}:{card_id}")
+
+
+# --- Choosing the cards --------------------------------------------------------------------------
+
+
+def _is_weak(memory: CardMemory, *, strength: float, config: SchedulerConfig) -> bool:
+    return (
+        memory.lapses > 0
+        or memory.stage != MemoryStage.REVIEW
+        or memory.is_leech
+        or strength < config.desired_retention
+    )
+
+
+def match_cards_pick(
+    *,
+    cards: Sequence[Card],
+    memories: Iterable[CardMemory],
+    count: int,
+    now: datetime,
+    config: SchedulerConfig,
+) -> list[Card]:
+    """The cards of a board: what the learner most needs, then what they have not seen.
+
+    In order of priority:
+      1. due cards (due now or earlier), lowest retrievability first;
+      2. weak reviewed cards, not yet due: lapsed at least once, still in (re)learning, leeches, or
+         below the learner's desired retention; lowest retrievability first;
+      3. new cards (never reviewed), at random;
+      4. the rest (reviewed cards the learner knows well), at random.
+    Retrievability is `apps.srs.scheduling.retrievability` under the learner's own scheduler config;
+    in 1 and 2 equal retrievability puts more lapses first. Equal keys are ordered at random. A card
+    whose term or definition reads exactly like one already chosen is skipped, since two identical
+    texts would make a pair ambiguous.
+    """
+    by_card = {memory.card_id: memory for memory in memories}
+    ranked: list[tuple[tuple[float, ...], Card]] = []
+    for card in cards:
+        memory = by_card.get(card.pk)
+        tie_break = _random.random()
+        if memory is None:
+            ranked.append(((3, tie_break), card))
+            continue
+        strength = retrievability(memory_state_of(memory), now=now, config=config)
+        if memory.due <= now:
+            ranked.append(((1, strength, -memory.lapses, tie_break), card))
+        elif _is_weak(memory, strength=strength, config=config):
+            ranked.append(((2, strength, -memory.lapses, tie_break), card))
+        else:
+            ranked.append(((4, tie_break), card))
+    ranked.sort(key=lambda entry: entry[0])
+
+    chosen: list[Card] = []
+    terms: set[str] = set()
+    definitions: set[str] = set()
+    for _, card in ranked:
+        term, definition = card.term.strip().casefold(), card.definition.strip().casefold()
+        if term in terms or definition in definitions:
+            continue
+        terms.add(term)
+        definitions.add(definition)
+        chosen.append(card)
+        if len(chosen) == count:
+            break
+    return chosen
+
+
+def _random_ids(count: int) -> list[str]:
+    ids: set[str] = set()
+    while len(ids) < count:
+        ids.add(secrets.token_urlsafe(_ITEM_ID_BYTES))
+    result = list(ids)
+    _random.shuffle(result)
+    return result
+
+
+def board_start(*, learner: Any, deck_slug: str, pairs: int, now: datetime) -> MatchBoard:
+    """Start a board of `pairs` pairs from the deck's visible cards (see match_cards_pick)."""
+    if not MIN_PAIRS <= pairs <= MAX_PAIRS:
+        raise MatchInvalid(
+            f"pairs must be from {MIN_PAIRS} to {MAX_PAIRS}.",
+            fields={"pairs": [f"Expected {MIN_PAIRS}-{MAX_PAIRS}, got {pairs}."]},
+        )
+    deck: Deck = deck_get(slug=deck_slug)
+    cards = list(deck_cards_list(deck=deck))
+    if len(cards) < MIN_PAIRS:
+        raise DeckTooSmall(f"Deck {deck.slug} has {len(cards)} card(s); a board needs at least {MIN_PAIRS}.")
+    if pairs > len(cards):
+        raise MatchInvalid(
+            f"Deck {deck.slug} has {len(cards)} cards, fewer than the {pairs} pairs asked for.",
+            fields={"pairs": [f"At most {len(cards)} for this deck, got {pairs}."]},
+        )
+    config = scheduler_config_from_settings(scheduling_settings_get(learner=learner))
+    memories = CardMemory.objects.filter(learner=learner, card__in=[card.pk for card in cards])
+    chosen = match_cards_pick(cards=cards, memories=memories, count=pairs, now=now, config=config)
+    if len(chosen) < pairs:
+        raise MatchInvalid(
+            f"Deck {deck.slug} has only {len(chosen)} pairs that read differently from each other.",
+            fields={"pairs": [f"At most {len(chosen)} for this deck, got {pairs}."]},
+        )
+
+    rules = match_settings()
+    term_positions = list(range(pairs))
+    definition_positions = list(range(pairs))
+    # Two independent shuffles, and two independent sets of ids: nothing lines a term up with its definition.
+    _random.shuffle(term_positions)
+    _random.shuffle(definition_positions)
+    term_ids, definition_ids = _random_ids(pairs), _random_ids(pairs)
+    with transaction.atomic():
+        board = MatchBoard.objects.create(
+            learner=learner,
+            deck=deck,
+            pairs=pairs,
+            started_at=now,
+            expires_at=now + rules.expiry,
+            penalty_per_wrong_ms=rules.penalty_ms,
+        )
+        MatchItem.objects.bulk_create(
+            MatchItem(
+                board=board,
+                card=card,
+                term_id=term_ids[index],
+                definition_id=definition_ids[index],
+                term_position=term_positions[index],
+                definition_position=definition_positions[index],
+            )
+            for index, card in enumerate(chosen)
+        )
+    return board
+
+
+# --- Attempts ------------------------------------------------------------------------------------
+
+
+def _finish(board: MatchBoard, *, now: datetime) -> None:
+    """Score the board: the server's elapsed time plus the penalties, in milliseconds."""
+    board.finished_at = now
+    board.elapsed_ms = max(0, (now - board.started_at) // timedelta(milliseconds=1))
+    board.score_ms = board.elapsed_ms + board.penalty_ms
+    previous = (
+        MatchBoard.objects.filter(
+            learner_id=board.learner_id, deck_id=board.deck_id, pairs=board.pairs, finished_at__isnull=False
+        )
+        .exclude(pk=board.pk)
+        .aggregate(best=Min("score_ms"))["best"]
+    )
+    board.personal_best = previous is None or board.score_ms < previous
+
+
+def _review_matched(*, learner: Any, board: MatchBoard, item: MatchItem, now: datetime) -> ReviewLog | None:
+    """The card's one review from this board: Good at the first try, Again after any mistake (by default).
+
+    A card archived since the board started can no longer be reviewed: the match still counts.
+    """
+    if not visible_card_ids(card_ids=[item.card_id]):
+        return None
+    rules = match_settings()
+    (outcome,) = reviews_submit(
+        learner=learner,
+        reviews=[
+            ReviewInput(
+                card_id=item.card_id,
+                rating=int(rules.rating_after_mistake if item.missed else rules.rating_first_try),
+                client_review_id=match_review_id(board_id=board.pk, card_id=item.card_id),
+                reviewed_at=now,
+                source=ReviewSource.MATCH,
+            )
+        ],
+        now=now,
+    )
+    return outcome.log
+
+
+def attempt_make(
+    *, learner: Any, board_id: uuid.UUID, term_id: str, definition_id: str, now: datetime
+) -> AttemptOutcome:
+    """Judge one attempt to pair a term with a definition, and record it with its consequences.
+
+    The board row is locked for the whole attempt, so concurrent attempts on one board are judged
+    one after the other: an item can be matched once only, and counts and penalties never go lost.
+    Refused attempts (4xx) change nothing and leave no row.
+    """
+    with transaction.atomic():
+        board = MatchBoard.objects.select_for_update().filter(pk=board_id, learner=learner).first()
+        if board is None:
+            raise BoardNotFound()
+        if board.finished_at is not None:
+            raise BoardFinished("This board is finished; start a new one to play again.")
+        if now >= board.expires_at:
+            raise BoardExpired("This board expired unfinished; start a new one to play again.")
+        items = list(board.items.select_related("card"))
+        term_item = next((item for item in items if item.term_id == term_id), None)
+        definition_item = next((item for item in items if item.definition_id == definition_id), None)
+        errors: dict[str, list[str]] = {}
+        if term_item is None:
+            errors["term_id"] = ["No such term on this board."]
+        if definition_item is None:
+            errors["definition_id"] = ["No such definition on this board."]
+        if errors or term_item is None or definition_item is None:
+            raise MatchInvalid("Unknown ids; nothing was recorded.", fields=errors)
+        matched = {
+            name: ["Already matched."]
+            for name, item in (("term_id", term_item), ("definition_id", definition_item))
+            if item.matched_at is not None
+        }
+        if matched:
+            raise AlreadyMatched("Already matched; nothing was recorded.", fields=matched)
+
+        correct = term_item.pk == definition_item.pk
+        review: ReviewLog | None = None
+        if correct:
+            term_item.matched_at = now
+            term_item.save(update_fields=["matched_at"])
+            board.matched += 1
+            # Recorded in this transaction: the match and its review stand or fall together.
+            review = _review_matched(learner=learner, board=board, item=term_item, now=now)
+            if board.matched == board.pairs:
+                _finish(board, now=now)
+        else:
+            for item in (term_item, definition_item):
+                if not item.missed:
+                    item.missed = True
+                    item.save(update_fields=["missed"])
+            board.wrong_attempts += 1
+            board.penalty_ms += board.penalty_per_wrong_ms
+        attempt = MatchAttempt.objects.create(
+            board=board,
+            term_item=term_item,
+            definition_item=definition_item,
+            correct=correct,
+            attempted_at=now,
+            penalty_ms=0 if correct else board.penalty_per_wrong_ms,
+        )
+        board.save()
+    return AttemptOutcome(board=board, attempt=attempt, item=term_item if correct else None, review=review)

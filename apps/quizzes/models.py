@@ -1,0 +1,105 @@
+"""Learners' quiz attempts, their graded answers, and their memory of each question."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from apps.content.models import Question, Quiz
+from apps.srs.models import STAGE_CHOICES
+from apps.srs.scheduling import MemoryStage
+
+
+class AttemptMode(models.TextChoices):
+    ALL = "all", "Every question of the quiz"
+    DUE = "due", "Only the questions due for review, or never answered"
+
+
+class QuizAttempt(models.Model):
+    """One sitting of a quiz, with its shuffled order fixed at the start so a resumed attempt looks the same."""
+
+    learner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="quiz_attempts")
+    quiz = models.ForeignKey(Quiz, on_delete=models.PROTECT, related_name="attempts")
+    mode = models.CharField(max_length=10, choices=AttemptMode.choices, default=AttemptMode.ALL)
+    question_ids = models.JSONField(help_text="The attempt's questions, by id, in the order they are shown.")
+    choice_orders = models.JSONField(
+        default=dict, blank=True, help_text="For each choice question (its id as text), its choice keys in order."
+    )
+    started_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+    score = models.FloatField(null=True, blank=True, help_text="Credit earned / questions, 0-1; set when finished.")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-started_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(score__isnull=True) | Q(score__gte=0, score__lte=1), name="quiz_attempt_score_range"
+            ),
+            models.CheckConstraint(
+                condition=Q(finished_at__isnull=True, score__isnull=True)
+                | Q(finished_at__isnull=False, score__isnull=False),
+                name="quiz_attempt_score_iff_finished",
+            ),
+            models.CheckConstraint(condition=Q(mode__in=AttemptMode.values), name="quiz_attempt_mode_valid"),
+        ]
+        indexes = [models.Index(fields=["learner", "quiz", "-started_at"], name="quiz_attempt_learner_quiz")]
+
+    def __str__(self) -> str:
+        return f"Attempt {self.pk} at {self.quiz_id} by {self.learner_id}"
+
+    @property
+    def question_count(self) -> int:
+        return len(self.question_ids)
+
+
+class QuizAnswer(models.Model):
+    """The one graded answer to a question in an attempt; the unique constraint forbids a second."""
+
+    attempt = models.ForeignKey(QuizAttempt, on_delete=models.CASCADE, related_name="answers")
+    question = models.ForeignKey(Question, on_delete=models.PROTECT, related_name="quiz_answers")
+    response = models.JSONField(help_text='What the learner sent, e.g. {"choices": ["a", "c"]}.')
+    correct = models.BooleanField()
+    credit = models.FloatField()
+    answered_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["answered_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["attempt", "question"], name="quiz_answer_once"),
+            models.CheckConstraint(condition=Q(credit__gte=0, credit__lte=1), name="quiz_answer_credit_range"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.question_id} in attempt {self.attempt_id}: {self.credit:g}"
+
+
+class QuestionMemory(models.Model):
+    """A learner's memory of a question as a spaced-repetition item; no row: never answered."""
+
+    learner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="question_memories")
+    question = models.ForeignKey(Question, on_delete=models.PROTECT, related_name="memories")
+    stage = models.SmallIntegerField(choices=STAGE_CHOICES)
+    step = models.SmallIntegerField(null=True, blank=True)
+    stability = models.FloatField()
+    difficulty = models.FloatField()
+    due = models.DateTimeField()
+    last_review = models.DateTimeField()
+    reps = models.IntegerField(default=0)
+    lapses = models.IntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "question memories"
+        constraints = [
+            models.UniqueConstraint(fields=["learner", "question"], name="question_memory_unique"),
+            models.CheckConstraint(
+                condition=Q(stage__in=[stage.value for stage in MemoryStage]), name="question_memory_stage_valid"
+            ),
+            models.CheckConstraint(condition=Q(reps__gte=1) & Q(lapses__gte=0), name="question_memory_counts"),
+        ]
+        indexes = [models.Index(fields=["learner", "due"], name="question_memory_learner_due")]
+
+    def __str__(self) -> str:
+        return f"{self.learner} / {self.question}"

@@ -1,0 +1,381 @@
+"""Starting quiz attempts, grading answers into the learner's memory, and finishing attempts."""
+
+from __future__ import annotations
+
+import math
+import secrets
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Sum
+from django.utils import timezone
+from rest_framework import status
+
+from apps.common.errors import Conflict, DomainError, NotFound
+from apps.content.models import Question, QuestionKind
+from apps.content.selectors import visible_card_ids
+from apps.quizzes import grading
+from apps.quizzes.models import AttemptMode, QuestionMemory, QuizAnswer, QuizAttempt
+from apps.quizzes.selectors import MAX_ID, active_quiz_items, quiz_get
+from apps.srs import scheduling
+from apps.srs.config import review_scheduling_get
+from apps.srs.models import ReviewSource
+from apps.srs.scheduling import MemoryStage, MemoryState, Rating, SchedulerConfig
+from apps.srs.services import ReviewInput, reviews_submit
+
+# client_review_id of a card review made by a quiz answer: uuid5 of this namespace and
+# "quiz:{attempt}:{question}:{card}", so a retried answer can never review a card twice.
+QUIZ_REVIEW_NAMESPACE = uuid.UUID("6f0f1c52-3f55-5b8e-9a51-2e0b8f7c4d10")
+DEFAULT_CARD_RATINGS = {"correct": int(Rating.GOOD), "partial": int(Rating.HARD), "wrong": int(Rating.AGAIN)}
+# The question itself is scheduled the same way: a miss comes back soonest.
+QUESTION_RATINGS = {"correct": Rating.GOOD, "partial": Rating.HARD, "wrong": Rating.AGAIN}
+# A settings row or memory row created by two first answers at once: the loser retries.
+_WRITE_ATTEMPTS = 3
+
+_ANSWER_FIELD = {
+    QuestionKind.SINGLE_CHOICE: "choice",
+    QuestionKind.MULTIPLE_CHOICE: "choices",
+    QuestionKind.SHORT_TEXT: "text",
+    QuestionKind.NUMERIC: "number",
+}
+
+
+class NothingDue(DomainError):
+    code = "nothing_due"
+
+
+class QuizEmpty(DomainError):
+    code = "quiz_empty"
+
+
+class AnswerInvalid(DomainError):
+    code = "invalid"
+
+
+class AlreadyAnswered(Conflict):
+    code = "already_answered"
+
+
+class AttemptFinished(Conflict):
+    code = "attempt_finished"
+
+
+class QuestionNotInAttempt(DomainError):
+    code = "not_in_attempt"
+    status_code = status.HTTP_400_BAD_REQUEST
+
+
+@dataclass(frozen=True)
+class AnswerData:
+    """One answer as sent: the question's slug and exactly one of the four answer fields."""
+
+    question: str
+    choice: str | None = None
+    choices: list[str] | None = None
+    text: str | None = None
+    number: float | None = None
+
+    def given(self) -> dict[str, Any]:
+        return {
+            name: value
+            for name, value in (
+                ("choice", self.choice),
+                ("choices", self.choices),
+                ("text", self.text),
+                ("number", self.number),
+            )
+            if value is not None
+        }
+
+
+@dataclass(frozen=True)
+class AnswerOutcome:
+    answer: QuizAnswer
+    question: Question
+    attempt: QuizAttempt
+    answered_count: int
+
+
+def card_ratings() -> dict[str, int]:
+    """QUIZ_CARD_RATINGS over the defaults; each must be a rating from 1 (Again) to 4 (Easy)."""
+    ratings = {**DEFAULT_CARD_RATINGS, **getattr(settings, "QUIZ_CARD_RATINGS", {})}
+    for outcome, rating in ratings.items():
+        if rating not in {r.value for r in Rating}:
+            raise ValueError(f"QUIZ_CARD_RATINGS[{outcome!r}] must be 1-4, not {rating!r}")
+    return ratings
+
+
+# --- Starting ------------------------------------------------------------------------------------
+
+
+def attempt_start(*, learner: Any, quiz_slug: str, mode: str, now: datetime) -> QuizAttempt:
+    """A new attempt with its question and choice order drawn now, from the system's random source."""
+    quiz = quiz_get(learner=learner, slug=quiz_slug, now=now)
+    questions = [
+        item.question
+        for item in active_quiz_items(quiz).select_related("question").prefetch_related("question__choices")
+    ]
+    if not questions:
+        raise QuizEmpty(f"The quiz {quiz.slug!r} has no questions to answer yet.")
+    rng = secrets.SystemRandom()
+    if mode == AttemptMode.DUE:
+        questions = _due_first(learner=learner, questions=questions, now=now, rng=rng)
+    else:
+        rng.shuffle(questions)
+    choice_orders: dict[str, list[str]] = {}
+    for question in questions:
+        if question.kind in (QuestionKind.SINGLE_CHOICE, QuestionKind.MULTIPLE_CHOICE):
+            keys = [choice.key for choice in sorted(question.choices.all(), key=lambda c: c.position)]
+            rng.shuffle(keys)
+            choice_orders[str(question.pk)] = keys
+    return QuizAttempt.objects.create(
+        learner=learner,
+        quiz=quiz,
+        mode=mode,
+        question_ids=[question.pk for question in questions],
+        choice_orders=choice_orders,
+        started_at=now,
+    )
+
+
+def _due_first(*, learner: Any, questions: list[Question], now: datetime, rng: secrets.SystemRandom) -> list[Question]:
+    """Due questions, most overdue first, then the never-answered ones in random order."""
+    due_at = dict(
+        QuestionMemory.objects.filter(learner=learner, question__in=questions).values_list("question_id", "due")
+    )
+    due = sorted((q for q in questions if q.pk in due_at and due_at[q.pk] <= now), key=lambda q: due_at[q.pk])
+    new = [q for q in questions if q.pk not in due_at]
+    rng.shuffle(new)
+    if not due and not new:
+        next_due = min(due_at.values())
+        raise NothingDue(
+            f"Nothing in this quiz is due: you have answered every question and the next one is due at "
+            f"{next_due.isoformat()}. Take the whole quiz with mode 'all' instead."
+        )
+    return due + new
+
+
+# --- Answering -----------------------------------------------------------------------------------
+
+
+def _locked_attempt(*, learner: Any, attempt_id: int) -> QuizAttempt:
+    """The learner's attempt, locked so its answers and its finish happen one at a time."""
+    attempt = (
+        QuizAttempt.objects.select_for_update().filter(learner=learner, pk=attempt_id).first()
+        if 1 <= attempt_id <= MAX_ID
+        else None
+    )
+    if attempt is None:
+        raise NotFound(f"You have no quiz attempt {attempt_id}.")
+    if attempt.finished_at is not None:
+        raise AttemptFinished(f"Attempt {attempt_id} is finished; start a new attempt to answer again.")
+    return attempt
+
+
+def answer_submit(*, learner: Any, attempt_id: int, answer: AnswerData) -> AnswerOutcome:
+    """Grade one answer and record it with everything it changes, all in one transaction.
+
+    The attempt row is locked first, so two answers to one attempt are taken one after the other;
+    the answer's unique constraint stands behind that. A refused answer changes nothing.
+    """
+    with transaction.atomic():
+        attempt = _locked_attempt(learner=learner, attempt_id=attempt_id)
+        question = (
+            Question.objects.filter(slug=answer.question, pk__in=attempt.question_ids)
+            .prefetch_related("choices", "accepted_answers", "cards")
+            .first()
+        )
+        if question is None:
+            raise QuestionNotInAttempt(
+                f"Question {answer.question!r} is not part of attempt {attempt_id}.",
+                fields={"question": ["Answer one of the attempt's questions."]},
+            )
+        if QuizAnswer.objects.filter(attempt=attempt, question=question).exists():
+            raise AlreadyAnswered(f"Question {question.slug!r} is already answered in attempt {attempt_id}.")
+        response, grade = _grade(question, answer)
+        now = timezone.now()
+        try:
+            with transaction.atomic():
+                row = QuizAnswer.objects.create(
+                    attempt=attempt,
+                    question=question,
+                    response=response,
+                    correct=grade.correct,
+                    credit=grade.credit,
+                    answered_at=now,
+                )
+        except IntegrityError as exc:  # only reachable if the row lock were bypassed
+            raise AlreadyAnswered(f"Question {question.slug!r} is already answered in attempt {attempt_id}.") from exc
+        _question_review(
+            learner=learner,
+            question_id=question.pk,
+            rating=QUESTION_RATINGS[grade.outcome],
+            now=now,
+            fuzz_seed=f"quiz:{attempt.pk}:{question.pk}",
+        )
+        _card_reviews(learner=learner, attempt_id=attempt.pk, question=question, outcome=grade.outcome, now=now)
+        answered = QuizAnswer.objects.filter(attempt=attempt).count()
+        if answered >= attempt.question_count:
+            _finish(attempt, now=now)
+    return AnswerOutcome(answer=row, question=question, attempt=attempt, answered_count=answered)
+
+
+def _grade(question: Question, answer: AnswerData) -> tuple[dict[str, Any], grading.Grade]:
+    """What to store of the answer and its grade; a 400 when the answer does not fit the question."""
+    expected = _ANSWER_FIELD[QuestionKind(question.kind)]
+    given = answer.given()
+    if list(given) != [expected]:
+        raise AnswerInvalid(
+            f"A {question.kind} question is answered with {expected!r}, and only with it.",
+            fields={expected: [f"Send {expected!r} for this {question.kind} question."]},
+        )
+    keys = {choice.key for choice in question.choices.all()}
+    correct_keys = {choice.key for choice in question.choices.all() if choice.is_correct}
+    if question.kind == QuestionKind.SINGLE_CHOICE:
+        choice = str(answer.choice)
+        if choice not in keys:
+            raise AnswerInvalid(f"No choice {choice!r} in this question.", fields={"choice": ["Unknown choice key."]})
+        return {"choice": choice}, grading.grade_single_choice(choice, correct_keys)
+    if question.kind == QuestionKind.MULTIPLE_CHOICE:
+        picked = list(answer.choices or [])
+        unknown = sorted(set(picked) - keys)
+        if unknown:
+            raise AnswerInvalid(
+                f"No choice {', '.join(map(repr, unknown))} in this question.",
+                fields={"choices": [f"Unknown choice key {key!r}." for key in unknown]},
+            )
+        if not picked or len(set(picked)) != len(picked):
+            raise AnswerInvalid(
+                "Pick at least one choice, each once.", fields={"choices": ["At least one key, none repeated."]}
+            )
+        return {"choices": sorted(picked)}, grading.grade_multiple_choice(set(picked), correct_keys)
+    if question.kind == QuestionKind.SHORT_TEXT:
+        text = str(answer.text)
+        accepted = [accepted.text for accepted in question.accepted_answers.all()]
+        return {"text": text}, grading.grade_short_text(text, accepted)
+    number = answer.number
+    if number is None or not math.isfinite(number):
+        raise AnswerInvalid("The number must be finite.", fields={"number": ["NaN and infinity are not answers."]})
+    assert question.numeric_answer is not None and question.tolerance is not None  # noqa: S101 - check constraint
+    return {"number": number}, grading.grade_numeric(number, question.numeric_answer, question.tolerance)
+
+
+def _scheduling_config(*, learner: Any) -> SchedulerConfig:
+    for attempt in range(_WRITE_ATTEMPTS):
+        try:
+            with transaction.atomic():
+                return review_scheduling_get(learner=learner)[1]
+        except IntegrityError:
+            if attempt == _WRITE_ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+def memory_state(memory: QuestionMemory | None) -> MemoryState | None:
+    if memory is None:
+        return None
+    return MemoryState(
+        stage=MemoryStage(memory.stage),
+        step=memory.step,
+        stability=memory.stability,
+        difficulty=memory.difficulty,
+        due=memory.due,
+        last_review=memory.last_review,
+        reps=memory.reps,
+        lapses=memory.lapses,
+    )
+
+
+def _question_review(*, learner: Any, question_id: int, rating: Rating, now: datetime, fuzz_seed: str) -> MemoryState:
+    """Schedule the question with the scheduling core and the learner's own settings."""
+    config = _scheduling_config(learner=learner)
+    for attempt in range(_WRITE_ATTEMPTS):
+        try:
+            with transaction.atomic():
+                memory = QuestionMemory.objects.select_for_update().filter(learner=learner, question_id=question_id)
+                return _apply_review(
+                    memory.first(),
+                    learner=learner,
+                    question_id=question_id,
+                    rating=rating,
+                    now=now,
+                    config=config,
+                    fuzz_seed=fuzz_seed,
+                )
+        except IntegrityError:
+            # Two first answers to the question (in two attempts) created its row at once: lock it and go again.
+            if attempt == _WRITE_ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _apply_review(
+    memory: QuestionMemory | None,
+    *,
+    learner: Any,
+    question_id: int,
+    rating: Rating,
+    now: datetime,
+    config: SchedulerConfig,
+    fuzz_seed: str,
+) -> MemoryState:
+    before = memory_state(memory)
+    # Answers are stamped by the server's clock; a clock stepping back must not reorder the history.
+    reviewed_at = max(now, before.last_review) if before else now
+    after = scheduling.review(before, rating=rating, reviewed_at=reviewed_at, config=config, fuzz_seed=fuzz_seed)
+    if memory is None:
+        memory = QuestionMemory(learner=learner, question_id=question_id)
+    memory.stage = int(after.stage)
+    memory.step = after.step
+    memory.stability = after.stability
+    memory.difficulty = after.difficulty
+    memory.due = after.due
+    memory.last_review = after.last_review
+    memory.reps = after.reps
+    memory.lapses = after.lapses
+    memory.save(force_insert=memory.pk is None)
+    return after
+
+
+def _card_reviews(*, learner: Any, attempt_id: int, question: Question, outcome: str, now: datetime) -> None:
+    """One review of each card the question tests, through the one way reviews are recorded."""
+    card_ids = visible_card_ids(card_ids=[card.pk for card in question.cards.all()])
+    if not card_ids:
+        return
+    rating = card_ratings()[outcome]
+    reviews_submit(
+        learner=learner,
+        reviews=[
+            ReviewInput(
+                card_id=card_id,
+                rating=rating,
+                client_review_id=uuid.uuid5(QUIZ_REVIEW_NAMESPACE, f"quiz:{attempt_id}:{question.pk}:{card_id}"),
+                reviewed_at=now,
+                source=ReviewSource.QUIZ,
+            )
+            for card_id in sorted(card_ids)
+        ],
+        now=now,
+    )
+
+
+# --- Finishing -----------------------------------------------------------------------------------
+
+
+def _finish(attempt: QuizAttempt, *, now: datetime) -> None:
+    earned = QuizAnswer.objects.filter(attempt=attempt).aggregate(total=Sum("credit"))["total"] or 0.0
+    # Unanswered questions earn nothing; the clamp only absorbs float rounding.
+    attempt.score = min(1.0, max(0.0, earned / attempt.question_count))
+    attempt.finished_at = now
+    attempt.save(update_fields=["score", "finished_at", "updated_at"])
+
+
+def attempt_finish(*, learner: Any, attempt_id: int) -> QuizAttempt:
+    with transaction.atomic():
+        attempt = _locked_attempt(learner=learner, attempt_id=attempt_id)
+        _finish(attempt, now=timezone.now())
+    return attempt

@@ -1,0 +1,24 @@
+"""The one-click unsubscribe page: a signed link works without logging in."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_http_methods
+
+from apps.reminders.services import InvalidUnsubscribeLink, reminders_unsubscribe
+
+
+# Mail clients post the List-Unsubscribe-Post form without a CSRF token; the signed link is the proof.
+@csrf_exempt
+@require_http_methods(["GET", "POST"])
+def unsubscribe_view(request: HttpRequest, token: str) -> HttpResponse:
+    """GET asks to confirm, so link scanners that open links do not unsubscribe anyone; POST unsubscribes."""
+    if request.method == "GET":
+        return render(request, "reminders/unsubscribe.html", {})
+    try:
+        reminders_unsubscribe(token=token)
+    except InvalidUnsubscribeLink:
+        return render(request, "reminders/unsubscribe.html", {"invalid": True}, status=400)
+    return render(request, "reminders/unsubscribe.html", {"done": True})

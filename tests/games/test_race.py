@@ -1,0 +1,80 @@
+"""Attempts racing on one board from real concurrent connections: each item is matched once, nothing is lost."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+
+from apps.games.models import MatchAttempt, MatchBoard
+from apps.srs.models import ReviewLog
+from tests.games.conftest import answers, attempt
+from tests.srs.conftest import client_for, learner_with_token, run_together
+
+pytestmark = [
+    pytest.mark.skipif(
+        connection.vendor != "postgresql",
+        reason="SQLite serialises every writer on one file lock; run with DATABASE_URL=postgres://...",
+    ),
+    pytest.mark.django_db(transaction=True),
+]
+
+THREADS = 6
+
+
+@pytest.fixture
+def racer(cards):
+    return learner_with_token("racer")
+
+
+def _board(token: str, pairs: int) -> str:
+    response = client_for(token).post("/api/v1/decks/match-deck/match/", {"pairs": pairs}, format="json")
+    assert response.status_code == 201
+    return response.json()["id"]
+
+
+def test_the_same_pair_sent_at_once_is_matched_once(racer):
+    learner, token = racer
+    board_id = _board(token, pairs=3)
+    pair = answers(board_id)[0]
+
+    responses = run_together(
+        THREADS, lambda index: attempt(client_for(token), board_id, pair.term_id, pair.definition_id)
+    )
+
+    codes = sorted(response.status_code for response in responses)
+    assert codes == [201] + [409] * (THREADS - 1), [response.json() for response in responses]
+    assert all(r.json()["error"]["code"] == "already_matched" for r in responses if r.status_code == 409)
+    assert MatchAttempt.objects.filter(board_id=board_id).count() == 1
+    assert MatchBoard.objects.get(pk=board_id).matched == 1
+    assert ReviewLog.objects.filter(learner=learner, card_id=pair.card_id).count() == 1
+
+
+def test_concurrent_attempts_all_count_and_the_board_finishes_once(racer):
+    learner, token = racer
+    board_id = _board(token, pairs=THREADS)
+    pairs = answers(board_id)
+    # Half the threads match a pair, the other half make a wrong attempt with the remaining items.
+    half = THREADS // 2
+    bodies = [(pairs[i].term_id, pairs[i].definition_id) for i in range(half)]
+    bodies += [(pairs[half + i].term_id, pairs[half + (i + 1) % half].definition_id) for i in range(half)]
+
+    responses = run_together(THREADS, lambda index: attempt(client_for(token), board_id, *bodies[index]))
+
+    assert [response.status_code for response in responses] == [201] * THREADS
+    board = MatchBoard.objects.get(pk=board_id)
+    assert (board.matched, board.wrong_attempts, board.penalty_ms) == (half, half, half * 5000)
+    assert MatchAttempt.objects.filter(board_id=board_id).count() == THREADS
+    # The server's answers agree with one serial order: each saw the counts of those before it.
+    assert sorted(response.json()["matched"] + response.json()["wrong_attempts"] for response in responses) == list(
+        range(1, THREADS + 1)
+    )
+
+    rest = pairs[half:]
+    finishers = run_together(
+        len(rest), lambda index: attempt(client_for(token), board_id, rest[index].term_id, rest[index].definition_id)
+    )
+    assert [response.status_code for response in finishers] == [201] * len(rest)
+    assert sum(response.json()["finished"] for response in finishers) == 1
+    board.refresh_from_db()
+    assert board.finished_at is not None and board.score_ms == board.elapsed_ms + half * 5000
+    assert ReviewLog.objects.filter(learner=learner).count() == THREADS

@@ -1,0 +1,46 @@
+"""Fixtures for quiz tests: a small course with a quiz of every kind, and helpers to take it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from rest_framework.test import APIClient
+
+from apps.content.content_files.load import content_sources_load
+from apps.content.content_files.source import ContentSource
+from apps.content.models import Question
+from tests.content.course_files import minimal_course, to_yaml
+
+# The minimal course's quiz: overlap (single choice), format (short text), batches (numeric) and
+# pitfalls (multiple choice: a and b correct, c wrong).
+QUIZ = "first-quiz"
+RIGHT = {
+    "overlap": {"choice": "a"},
+    "format": {"text": "TFRecord"},
+    "batches": {"number": 32},
+    "pitfalls": {"choices": ["a", "b"]},
+}
+WRONG = {
+    "overlap": {"choice": "b"},
+    "format": {"text": "CSV"},
+    "batches": {"number": 31},
+    "pitfalls": {"choices": ["c"]},
+}
+
+
+@pytest.fixture
+def course(db) -> None:
+    content_sources_load(sources=[ContentSource("course.yaml", to_yaml(minimal_course()))])
+
+
+def start(client: APIClient, quiz: str = QUIZ, **body: Any) -> Any:
+    return client.post(f"/api/v1/quizzes/{quiz}/attempts/", body, format="json")
+
+
+def answer(client: APIClient, attempt_id: int, question: str, **fields: Any) -> Any:
+    return client.post(f"/api/v1/quiz-attempts/{attempt_id}/answers/", {"question": question, **fields}, format="json")
+
+
+def question(slug: str) -> Question:
+    return Question.objects.get(slug=slug)

@@ -1,0 +1,71 @@
+"""Answers racing on one attempt from real concurrent connections: one answer, one set of reviews."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.db import connection
+
+from apps.quizzes.models import QuestionMemory, QuizAnswer, QuizAttempt
+from apps.srs.models import ReviewLog
+from tests.quizzes.conftest import answer, start
+from tests.srs.conftest import client_for, learner_with_token, run_together
+
+pytestmark = [
+    pytest.mark.skipif(connection.vendor != "postgresql", reason="row locking needs PostgreSQL"),
+    pytest.mark.django_db(transaction=True),
+]
+
+THREADS = 6
+
+
+@pytest.fixture
+def racer(course) -> tuple[Any, str]:
+    return learner_with_token("racer")
+
+
+def test_simultaneous_answers_to_one_question_record_one(racer):
+    learner, token = racer
+    attempt_id = start(client_for(token)).json()["id"]
+    choices = [["a", "b"], ["c"], ["a"]]
+
+    responses = run_together(
+        THREADS,
+        lambda index: answer(client_for(token), attempt_id, "pitfalls", choices=choices[index % 3]),
+    )
+
+    statuses = sorted(response.status_code for response in responses)
+    assert statuses == [201] + [409] * (THREADS - 1), [r.json() for r in responses]
+    (row,) = QuizAnswer.objects.filter(attempt_id=attempt_id)
+    winner = next(r.json() for r in responses if r.status_code == 201)
+    assert row.response == winner["response"]
+    assert QuestionMemory.objects.get(learner=learner).reps == 1
+    assert ReviewLog.objects.filter(learner=learner).count() == 2  # the question's two cards, once each
+
+
+def test_simultaneous_last_answers_finish_once_with_every_answer_counted(racer):
+    _, token = racer
+    attempt_id = start(client_for(token), "short-quiz").json()["id"]
+    fields = [("batches", {"number": 32}), ("overlap", {"choice": "a"})]
+
+    responses = run_together(
+        2, lambda index: answer(client_for(token), attempt_id, fields[index][0], **fields[index][1])
+    )
+
+    assert [r.status_code for r in responses] == [201, 201]
+    assert sorted(r.json()["attempt"]["finished"] for r in responses) == [False, True]
+    attempt = QuizAttempt.objects.get(pk=attempt_id)
+    assert attempt.score == 1.0
+    assert QuizAnswer.objects.filter(attempt=attempt).count() == 2
+
+
+def test_the_same_question_answered_in_two_attempts_at_once_reviews_it_twice(racer):
+    learner, token = racer
+    attempts = [start(client_for(token), "short-quiz").json()["id"] for _ in range(2)]
+
+    responses = run_together(2, lambda index: answer(client_for(token), attempts[index], "overlap", choice="a"))
+
+    assert [r.status_code for r in responses] == [201, 201]
+    assert QuestionMemory.objects.get(learner=learner).reps == 2
+    assert ReviewLog.objects.filter(learner=learner).count() == 2

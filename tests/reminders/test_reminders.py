@@ -1,0 +1,227 @@
+"""Review reminder emails: when they go, what they say, never twice a local day, unsubscribe."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core import mail
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from apps.content.models import Card
+from apps.reminders.models import ReminderEmail, ReminderPreference, ReminderStatus
+from apps.reminders.services import reminder_batch_send, reminders_send, unsubscribe_token
+from apps.srs.models import CardMemory, SchedulingSettings
+from tests.srs.conftest import run_together
+
+PARIS = ZoneInfo("Europe/Paris")
+NEW_YORK = ZoneInfo("America/New_York")
+
+
+def make_learner(username: str, *, timezone: str = "Europe/Paris", hour: int = 18, due_cards: int = 3) -> int:
+    learner = get_user_model().objects.create_user(
+        username=username,
+        email=f"{username}@example.com",
+        password="a long enough passphrase",
+        first_name=username.title(),
+    )
+    SchedulingSettings.objects.create(learner=learner, timezone=timezone)
+    ReminderPreference.objects.create(learner=learner, enabled=True, local_hour=hour)
+    long_ago = datetime(2026, 1, 1, tzinfo=UTC)
+    for card in Card.objects.order_by("pk")[:due_cards]:
+        CardMemory.objects.create(
+            learner=learner,
+            card=card,
+            stage=2,
+            stability=3.0,
+            difficulty=5.0,
+            due=long_ago + timedelta(days=3),
+            last_review=long_ago,
+            first_review=long_ago,
+            reps=2,
+        )
+    return learner.pk
+
+
+def local(year: int, month: int, day: int, hour: int, minute: int = 0, zone: ZoneInfo = PARIS) -> datetime:
+    return datetime(year, month, day, hour, minute, tzinfo=zone).astimezone(UTC)
+
+
+@pytest.fixture
+def course(shipped_course) -> None:
+    mail.outbox.clear()
+
+
+def test_sends_at_the_learners_local_hour_with_cards_due_per_deck_and_both_parts(course):
+    make_learner("ada", hour=18, due_cards=3)
+    assert reminders_send(now=local(2026, 6, 10, 17, 45)).sent == 0
+    run = reminders_send(now=local(2026, 6, 10, 18, 0))
+    assert run.sent == 1
+    [message] = mail.outbox
+    assert message.to == ["ada@example.com"]
+    assert message.subject == "3 cards due today"
+    assert "You have 3 cards to review today" in message.body
+    deck_title = Card.objects.order_by("pk").first().deck.title  # type: ignore[union-attr]
+    assert f"{deck_title}: 3" in message.body
+    html, mimetype = message.alternatives[0]
+    assert mimetype == "text/html"
+    assert "<strong>3 cards</strong>" in html
+    assert f"{settings.FRONTEND_URL}/study" in message.body
+    record = ReminderEmail.objects.get()
+    assert (record.status, record.due_cards, str(record.local_date)) == (ReminderStatus.SENT, 3, "2026-06-10")
+
+
+def test_unsubscribe_headers_point_at_a_signed_link_that_needs_no_login(course, client):
+    learner_id = make_learner("ada")
+    reminders_send(now=local(2026, 6, 10, 18, 0))
+    [message] = mail.outbox
+    assert message.extra_headers["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
+    url = re.fullmatch(r"<(.+)>", message.extra_headers["List-Unsubscribe"]).group(1)  # type: ignore[union-attr]
+    assert url in message.body
+    path = url.removeprefix(settings.SITE_URL)
+    # Opening the link asks to confirm; link scanners that follow it change nothing.
+    page = client.get(path)
+    assert page.status_code == 200 and b'<form method="post">' in page.content
+    assert ReminderPreference.objects.get(learner_id=learner_id).enabled
+    # The one-click POST of RFC 8058, without a session or CSRF token.
+    done = client.post(path, {"List-Unsubscribe": "One-Click"})
+    assert done.status_code == 200 and b"You are unsubscribed" in done.content
+    assert not ReminderPreference.objects.get(learner_id=learner_id).enabled
+    assert reminders_send(now=local(2026, 6, 11, 18, 0)).sent == 0
+
+
+def test_a_tampered_unsubscribe_link_changes_nothing(course, client):
+    learner_id = make_learner("ada")
+    token = unsubscribe_token(learner_id=learner_id)
+    forged = token.replace(token[-3:], "abc" if token[-3:] != "abc" else "abd")
+    response = client.post(f"/email/unsubscribe/{forged}/")
+    assert response.status_code == 400 and b"not valid" in response.content
+    assert ReminderPreference.objects.get(learner_id=learner_id).enabled
+
+
+def test_a_late_run_still_sends_within_the_window_but_not_after_it(course):
+    make_learner("ada", hour=8)
+    make_learner("bob", hour=5)
+    run = reminders_send(now=local(2026, 6, 10, 9, 30))
+    # Ada's 8:00 window is open until 11:00; Bob's 5:00 one closed at 8:00.
+    assert run.sent == 1 and mail.outbox[0].to == ["ada@example.com"]
+
+
+def test_never_twice_on_one_local_day_even_when_the_job_runs_again(course):
+    make_learner("ada", hour=18)
+    for minutes in range(0, 6 * 60, 15):
+        reminders_send(now=local(2026, 6, 10, 18) + timedelta(minutes=minutes))
+    assert len(mail.outbox) == 1
+    reminders_send(now=local(2026, 6, 11, 18, 15))
+    assert len(mail.outbox) == 2
+    assert ReminderEmail.objects.filter(status=ReminderStatus.SENT).count() == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_runs_overlapping_on_several_workers_send_each_email_once(shipped_course):
+    mail.outbox.clear()
+    for index in range(6):
+        make_learner(f"learner{index}", hour=18)
+    now = local(2026, 6, 10, 18, 5)
+    runs = run_together(4, lambda _: reminders_send(now=now, batch_size=2))
+    assert sorted(message.to[0] for message in mail.outbox) == [f"learner{index}@example.com" for index in range(6)]
+    assert sum(run.sent for run in runs) == 6
+    assert sum(run.already_decided for run in runs) == sum(run.candidates for run in runs) - 6
+
+
+def test_nothing_due_sends_nothing_unless_configured(course, settings):
+    make_learner("ada", due_cards=0)
+    run = reminders_send(now=local(2026, 6, 10, 18))
+    assert (run.sent, run.skipped, len(mail.outbox)) == (0, 1, 0)
+    assert ReminderEmail.objects.get().status == ReminderStatus.SKIPPED
+    settings.REMINDER_SEND_WHEN_NOTHING_DUE = True
+    make_learner("bob", due_cards=0)
+    run = reminders_send(now=local(2026, 6, 10, 18, 15))
+    assert run.sent == 1 and mail.outbox[0].subject == "Nothing due today"
+
+
+def test_learners_who_did_not_opt_in_or_have_no_email_get_nothing(course):
+    make_learner("ada")
+    ReminderPreference.objects.filter(learner__username="ada").update(enabled=False)
+    bob = make_learner("bob")
+    get_user_model().objects.filter(pk=bob).update(email="")
+    assert reminders_send(now=local(2026, 6, 10, 18)).candidates == 0
+    assert mail.outbox == []
+
+
+@pytest.mark.parametrize(
+    ("hour", "first_day", "expected_days"),
+    [
+        # Clocks go back at 2:00 on 1 November 2026: 1:00-2:00 happens twice.
+        (1, datetime(2026, 10, 31, tzinfo=UTC), ["2026-10-31", "2026-11-01", "2026-11-02"]),
+        # Clocks go forward at 2:00 on 8 March 2026: 2:00-3:00 never happens; the email goes at 3:00.
+        (2, datetime(2026, 3, 7, tzinfo=UTC), ["2026-03-07", "2026-03-08", "2026-03-09"]),
+    ],
+)
+def test_daylight_saving_changes_neither_skip_nor_double_a_day(course, hour, first_day, expected_days):
+    make_learner("ada", timezone="America/New_York", hour=hour)
+    now = first_day
+    while now < first_day + timedelta(days=3):
+        reminders_send(now=now)
+        now += timedelta(minutes=15)
+    records = ReminderEmail.objects.order_by("local_date")
+    assert [str(record.local_date) for record in records] == expected_days
+    assert len(mail.outbox) == 3
+    sent_local_hours = [record.sent_at.astimezone(NEW_YORK).hour for record in records]  # type: ignore[union-attr]
+    assert sent_local_hours == [hour, 3 if hour == 2 else hour, hour]
+
+
+def test_streak_is_in_the_email(course, learner_client, learner):
+    learner.email = "ada@example.com"
+    learner.save()
+    SchedulingSettings.objects.create(learner=learner, timezone="UTC")
+    ReminderPreference.objects.create(learner=learner, enabled=True, local_hour=18)
+    card = Card.objects.order_by("pk").first()
+    today = datetime.now(UTC).replace(hour=12, minute=0, second=0, microsecond=0)
+    for days_ago in (2, 1):
+        response = learner_client.post(
+            "/api/v1/reviews/",
+            {
+                "card": card.pk,  # type: ignore[union-attr]
+                "rating": 1,
+                "client_review_id": f"00000000-0000-4000-8000-00000000000{days_ago}",
+                "reviewed_at": (today - timedelta(days=days_ago)).isoformat(),
+            },
+            format="json",
+        )
+        assert response.status_code == 201, response.content
+    reminders_send(now=today.replace(hour=18))
+    [message] = mail.outbox
+    assert "You have studied 2 days in a row." in message.body
+    assert "keep your 2-day streak" in message.subject
+
+
+def test_queries_grow_with_batches_not_learners(course):
+    def queries_for(learners: int, date_: int) -> int:
+        for index in range(learners):
+            make_learner(f"q{date_}-{index}", hour=18)
+        with CaptureQueriesContext(connection) as captured:
+            run = reminders_send(now=local(2026, 6, date_, 18), batch_size=50)
+        assert run.sent == learners
+        ReminderPreference.objects.update(enabled=False)
+        return len(captured.captured_queries)
+
+    assert queries_for(3, 10) == queries_for(40, 11)
+
+
+def test_a_batch_sent_again_sends_nothing_twice(course):
+    make_learner("ada")
+    make_learner("bob")
+    claims: list = []
+    run = reminders_send(now=local(2026, 6, 10, 18), send_batch=claims.append)
+    assert (run.claimed, run.sent, len(claims), mail.outbox) == (2, 0, 1, [])
+    assert set(ReminderEmail.objects.values_list("status", flat=True)) == {ReminderStatus.CLAIMED}
+    first = reminder_batch_send(claim=claims[0], now=local(2026, 6, 10, 18, 1))
+    again = reminder_batch_send(claim=claims[0], now=local(2026, 6, 10, 18, 2))
+    assert (first.sent, again.sent, len(mail.outbox)) == (2, 0, 2)
+    assert set(ReminderEmail.objects.values_list("status", flat=True)) == {ReminderStatus.SENT}
