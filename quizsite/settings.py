@@ -84,6 +84,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "apps.common.middleware.ApiErrorMiddleware",
+    "apps.common.middleware.QueryStringMiddleware",
 ]
 
 ROOT_URLCONF = "quizsite.urls"
@@ -338,3 +339,48 @@ SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]["ActivityKindEnum"] = (  # type: ign
 # (multiple choice with partial credit) or wrong. 1 Again, 2 Hard, 3 Good, 4 Easy.
 QUIZ_CARD_RATINGS = {"correct": 3, "partial": 2, "wrong": 1}
 SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]["QuizAttemptModeEnum"] = "apps.quizzes.models.AttemptMode"  # type: ignore[index]
+
+# --- Accounts: sign-in lockout and password reset ---------------------------------------------------
+# After this many failed sign-ins for one email within the window, that email is refused (429) for a
+# whole window, even with the right password. Failures are counted in the default cache.
+LOGIN_LOCKOUT_FAILURES = int(os.environ.get("LOGIN_LOCKOUT_FAILURES", "5"))
+LOGIN_LOCKOUT_WINDOW_SECONDS = int(os.environ.get("LOGIN_LOCKOUT_WINDOW_SECONDS", "900"))
+# Password reset links (to FRONTEND_URL/reset-password) stop working after this many seconds.
+PASSWORD_RESET_TIMEOUT = int(os.environ.get("PASSWORD_RESET_TIMEOUT", "3600"))
+
+# --- Abuse limits: request rates and body size ------------------------------------------------------
+# Rates ("count/period", period s, m, h or d) are counted in the default cache, per learner and per
+# client address; each can be changed from the environment, e.g. THROTTLE_RATE_REVIEWS_IP=1200/min.
+# A throttled request is a 429 (code throttled) with Retry-After in whole seconds.
+_THROTTLE_RATE_DEFAULTS = {
+    # Every request of a signed-in learner except reviews and submissions, which have their own:
+    # about one every two seconds for an hour, beyond a person's pace, but it stops a script.
+    "learner": "2000/hour",
+    # Reviews (one, or an offline batch of up to 1,000, counts once): two a second per learner, and
+    # five learners' worth from one address, for a classroom behind one NAT.
+    "reviews_learner": "120/min",
+    "reviews_ip": "600/min",
+    # Submissions: per learner, SUBMISSIONS_PER_MINUTE, counted by the service in the database.
+    "submissions_ip": "30/min",
+    # Signing in, per address, whatever the account.
+    "login_ip": "10/min",
+    # Registering and password resets, per address: each sends email or makes an account.
+    "account_ip": "20/hour",
+}
+REST_FRAMEWORK["DEFAULT_THROTTLE_CLASSES"] = ["apps.common.throttling.LearnerRateThrottle"]
+REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {
+    scope: os.environ.get(f"THROTTLE_RATE_{scope.upper()}") or rate for scope, rate in _THROTTLE_RATE_DEFAULTS.items()
+}
+for _scope, _rate in REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"].items():
+    _count, _, _period = _rate.partition("/")
+    if not _count.isdigit() or not _period or _period[0] not in "smhd":
+        raise ImproperlyConfigured(f"THROTTLE_RATE_{_scope.upper()}={_rate!r} is not a rate such as 120/min.")
+# The client's address is REMOTE_ADDR. Behind n trusted proxies that each append to X-Forwarded-For,
+# set NUM_PROXIES=n to count the address the outermost one saw; otherwise the header is ignored, as
+# any client can write it.
+REST_FRAMEWORK["NUM_PROXIES"] = int(os.environ.get("NUM_PROXIES") or "0")
+# Largest request body accepted: 413 (code too_large) above it, checked first of all (see
+# RequestBodyLimitMiddleware). A batch of 1,000 reviews takes at most 180 KB of JSON (220 KB
+# indented), and a submission's 64 KiB of code at most 192 KiB once escaped (non-ASCII as \uXXXX).
+DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("DATA_UPLOAD_MAX_MEMORY_SIZE") or 256 * 1024)
+MIDDLEWARE.insert(0, "apps.common.middleware.RequestBodyLimitMiddleware")

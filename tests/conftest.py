@@ -46,3 +46,11 @@ def learner_client(learner) -> APIClient:
 def shipped_course(db) -> None:
     """The course that ships in decks/, loaded through the real command."""
     call_command("load_decks", str(DECKS_DIR), stdout=io.StringIO())
+
+
+@pytest.fixture(autouse=True)
+def throttles_start_afresh() -> None:
+    """Request rates are counted in the cache, which outlives a test: each test starts with none counted."""
+    from apps.common.throttling import throttle_history_clear
+
+    throttle_history_clear()

@@ -1,31 +1,71 @@
-"""The signed-in learner's own account: who they are, and how they appear to others."""
+"""The signed-in learner's own account: who they are, their settings, their data, and deleting it all."""
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema
+from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from apps.accounts.export import EXPORTERS, account_export
+from apps.accounts.me import account_get, account_update
 from apps.accounts.profile_serializers import MeInput, MeOutput
-from apps.accounts.profiles import learner_profile_get, learner_profile_update
+from apps.accounts.serializers import AccountDeleteInput
+from apps.accounts.services import account_delete
 
 
 class MeView(APIView):
-    @extend_schema(summary="The signed-in learner's account and profile", responses=MeOutput)
+    @extend_schema(summary="The signed-in learner's account, profile and settings", responses=MeOutput)
     def get(self, request: Request) -> Response:
-        return Response(MeOutput(learner_profile_get(learner=request.user)).data)
+        return Response(MeOutput(account_get(learner=request.user)).data)
 
     @extend_schema(
-        summary="Change the display name or the leaderboard opt-in",
+        summary="Change the profile, scheduling settings or email settings",
         request=MeInput,
         responses=MeOutput,
         description=(
-            "Send only what changes. username, email and is_staff are read-only (400). Opting in to "
-            "leaderboards needs a non-blank display name (400 otherwise); nothing changes on a 400."
+            "Send only what changes; scheduling and email_settings may be partial too. id, username, email, "
+            "date_joined and is_staff are read-only, and unknown fields are refused (400). Opting in to "
+            "leaderboards needs a non-blank display name. All or nothing: nothing changes on a 400."
         ),
     )
     def patch(self, request: Request) -> Response:
         body = MeInput(data=request.data, partial=True)
         body.is_valid(raise_exception=True)
-        return Response(MeOutput(learner_profile_update(learner=request.user, changes=body.validated_data)).data)
+        return Response(MeOutput(account_update(learner=request.user, changes=body.validated_data)).data)
+
+    @extend_schema(
+        summary="Delete the account and everything stored about it",
+        request=AccountDeleteInput,
+        responses={204: OpenApiResponse(description="Deleted; the API token no longer works.")},
+        description=(
+            'Send the password as the JSON body, {"password": "..."} (OpenAPI 3.0 cannot describe a body '
+            "on DELETE). A wrong or missing password is a 400 and deletes nothing. Staff may delete their "
+            "own account too."
+        ),
+    )
+    def delete(self, request: Request) -> Response:
+        body = AccountDeleteInput(data=request.data)
+        body.is_valid(raise_exception=True)
+        account_delete(user=request.user, password=body.validated_data["password"])
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class MeExportView(APIView):
+    @extend_schema(
+        summary="Download everything stored about the signed-in learner, as one JSON document",
+        responses={200: OpenApiResponse(OpenApiTypes.OBJECT, description="One JSON document, one key per app.")},
+        description=(
+            "The password hash is never included. Keys: format_version, exported_at, "
+            + ", ".join(EXPORTERS)
+            + ". Sent as an attachment."
+        ),
+    )
+    def get(self, request: Request) -> Response:
+        now = timezone.now()
+        document = account_export(learner=request.user, now=now)
+        filename = f"quizsite-account-{request.user.pk}-{now:%Y%m%d}.json"
+        return Response(document, headers={"Content-Disposition": f'attachment; filename="{filename}"'})

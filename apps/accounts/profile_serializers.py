@@ -6,12 +6,29 @@ from typing import Any
 
 from rest_framework import serializers
 
-from apps.accounts.models import DISPLAY_NAME_MAX_LENGTH, LearnerProfile
-from apps.accounts.profiles import PROFILE_FIELDS
+from apps.accounts.me import REMINDER_HOUR_RANGE, Account, unknown_fields
+from apps.accounts.models import DISPLAY_NAME_MAX_LENGTH
+
+
+class MeSchedulingInput(serializers.Serializer):
+    """Types only: the ranges and what a time zone is are apps.srs's, as on /settings/scheduling/."""
+
+    timezone = serializers.CharField(required=False, help_text="IANA time zone name, e.g. Europe/Paris.")
+    day_start_hour = serializers.IntegerField(required=False, help_text="Local hour the learner's day starts, 0-23.")
+    desired_retention = serializers.FloatField(required=False, help_text="Target recall at review, 0.70-0.99.")
+    new_cards_per_day = serializers.IntegerField(required=False, help_text="0-9999.")
+    max_reviews_per_day = serializers.IntegerField(required=False, help_text="0-99999.")
+
+
+class MeEmailSettingsInput(serializers.Serializer):
+    review_reminders = serializers.BooleanField(required=False, help_text="Email a reminder when cards are due.")
+    reminder_hour = serializers.IntegerField(
+        required=False, help_text=f"Local hour to send it at, {REMINDER_HOUR_RANGE[0]}-{REMINDER_HOUR_RANGE[1]}."
+    )
 
 
 class MeInput(serializers.Serializer):
-    """Types only: the rule between the fields is the service's."""
+    """Every field and section optional; the rules between fields are the services'."""
 
     display_name = serializers.CharField(
         max_length=DISPLAY_NAME_MAX_LENGTH,
@@ -22,29 +39,61 @@ class MeInput(serializers.Serializer):
     show_on_leaderboards = serializers.BooleanField(
         required=False, help_text="Appear on leaderboards under the display name (which must then be set)."
     )
+    scheduling = MeSchedulingInput(required=False)
+    email_settings = MeEmailSettingsInput(required=False)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        # A misspelt or read-only field would otherwise be dropped silently and look as if it were saved.
+        # Read-only and misspelt fields would otherwise be dropped silently and look as if they were saved.
         initial = self.initial_data if isinstance(self.initial_data, dict) else {}
-        unknown = sorted(set(initial) - set(PROFILE_FIELDS))
-        if unknown:
-            raise serializers.ValidationError({name: ["This field cannot be changed."] for name in unknown})
+        if unknown := unknown_fields(initial):
+            raise serializers.ValidationError(unknown)
         return attrs
 
 
+class MeSchedulingOutput(serializers.Serializer):
+    timezone = serializers.CharField()
+    day_start_hour = serializers.IntegerField()
+    desired_retention = serializers.FloatField()
+    new_cards_per_day = serializers.IntegerField()
+    max_reviews_per_day = serializers.IntegerField()
+
+
+class MeEmailSettingsOutput(serializers.Serializer):
+    review_reminders = serializers.BooleanField()
+    reminder_hour = serializers.IntegerField()
+
+
 class MeOutput(serializers.Serializer):
+    id = serializers.IntegerField(read_only=True)
     username = serializers.CharField(read_only=True)
     email = serializers.EmailField(read_only=True, allow_blank=True)
+    date_joined = serializers.DateTimeField(read_only=True)
     is_staff = serializers.BooleanField(read_only=True)
     display_name = serializers.CharField(allow_blank=True)
     show_on_leaderboards = serializers.BooleanField()
+    scheduling = MeSchedulingOutput()
+    email_settings = MeEmailSettingsOutput()
 
-    def to_representation(self, profile: LearnerProfile) -> dict[str, Any]:
-        learner = profile.learner
+    def to_representation(self, account: Account) -> dict[str, Any]:
+        learner = account.learner
+        scheduling = account.scheduling
         return {
+            "id": learner.pk,
             "username": learner.get_username(),
             "email": getattr(learner, "email", ""),
+            "date_joined": serializers.DateTimeField().to_representation(learner.date_joined),
             "is_staff": bool(getattr(learner, "is_staff", False)),
-            "display_name": profile.display_name,
-            "show_on_leaderboards": profile.show_on_leaderboards,
+            "display_name": account.profile.display_name,
+            "show_on_leaderboards": account.profile.show_on_leaderboards,
+            "scheduling": {
+                "timezone": scheduling.timezone,
+                "day_start_hour": scheduling.day_start_hour,
+                "desired_retention": scheduling.desired_retention,
+                "new_cards_per_day": scheduling.new_cards_per_day,
+                "max_reviews_per_day": scheduling.max_reviews_per_day,
+            },
+            "email_settings": {
+                "review_reminders": account.reminders.enabled,
+                "reminder_hour": account.reminders.local_hour,
+            },
         }

@@ -2,6 +2,17 @@
 
 from rest_framework import serializers
 
+from apps.accounts.models import DISPLAY_NAME_MAX_LENGTH
+from apps.accounts.profile_serializers import MeOutput
+
+_PASSWORD_MAX_LENGTH = 256
+
+
+def _password(help_text: str) -> serializers.CharField:
+    return serializers.CharField(
+        max_length=_PASSWORD_MAX_LENGTH, trim_whitespace=False, style={"input_type": "password"}, help_text=help_text
+    )
+
 
 class TokenObtainInput(serializers.Serializer):
     username = serializers.CharField(max_length=150)
@@ -10,3 +21,46 @@ class TokenObtainInput(serializers.Serializer):
 
 class TokenObtainOutput(serializers.Serializer):
     token = serializers.CharField(help_text='Send as "Authorization: Token <token>".')
+
+
+class RegisterInput(serializers.Serializer):
+    # The email becomes the username, whose column holds 150 characters.
+    email = serializers.EmailField(max_length=150, help_text="Also the username; compared without regard to case.")
+    password = _password("Checked by the password rules: length, similarity to the email, common and all-digit.")
+    display_name = serializers.CharField(
+        max_length=DISPLAY_NAME_MAX_LENGTH, help_text="Shown to other learners, e.g. on leaderboards if opted in."
+    )
+    timezone = serializers.CharField(max_length=64, help_text="IANA time zone name, e.g. Europe/Paris.")
+
+
+class RegisterOutput(serializers.Serializer):
+    token = serializers.CharField(help_text='Send as "Authorization: Token <token>".')
+    user = MeOutput()
+
+
+class LoginInput(serializers.Serializer):
+    email = serializers.CharField(max_length=254)
+    password = _password("The account's password.")
+
+
+class PasswordChangeInput(serializers.Serializer):
+    current_password = _password("The password now.")
+    new_password = _password("Checked by the password rules.")
+
+
+class PasswordResetInput(serializers.Serializer):
+    email = serializers.CharField(max_length=254)
+
+
+class PasswordResetAcceptedOutput(serializers.Serializer):
+    detail = serializers.CharField()
+
+
+class PasswordResetConfirmInput(serializers.Serializer):
+    uid = serializers.CharField(max_length=64, help_text="From the reset link.")
+    token = serializers.CharField(max_length=128, help_text="From the reset link.")
+    new_password = _password("Checked by the password rules.")
+
+
+class AccountDeleteInput(serializers.Serializer):
+    password = _password("The account's password, to confirm.")

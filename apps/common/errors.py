@@ -5,7 +5,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from django.core.exceptions import PermissionDenied
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404, HttpRequest, JsonResponse
 from rest_framework import exceptions, status
@@ -34,6 +35,15 @@ class NotFound(DomainError):
 class Conflict(DomainError):
     status_code = status.HTTP_409_CONFLICT
     code = "conflict"
+
+
+class RequestTooLarge(DomainError):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    code = "too_large"
+
+
+def _too_large_message() -> str:
+    return f"The request body is larger than the {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes accepted."
 
 
 def error_body(code: str, message: str, fields: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -79,6 +89,8 @@ def _flatten_field_errors(detail: Any, prefix: str = "") -> dict[str, list[str]]
 
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     """DRF's exception hook: every exception, expected or not, leaves in the error shape."""
+    if isinstance(exc, RequestDataTooBig):
+        exc = RequestTooLarge(_too_large_message())
     if isinstance(exc, DomainError):
         return Response(error_body(exc.code, exc.message, exc.fields), status=exc.status_code)
     if isinstance(exc, Http404):
@@ -128,7 +140,14 @@ def server_error_view(request: HttpRequest) -> JsonResponse:
     return error_response(500, "server_error", "Something went wrong on our side; it has been logged.")
 
 
+def too_large_response() -> JsonResponse:
+    return error_response(RequestTooLarge.status_code, RequestTooLarge.code, _too_large_message())
+
+
 def bad_request_view(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
+    # Django answers a body over DATA_UPLOAD_MAX_MEMORY_SIZE (read by a form, say) through this handler.
+    if isinstance(exception, RequestDataTooBig):
+        return too_large_response()
     return error_response(400, "bad_request", "The request could not be understood.")
 
 

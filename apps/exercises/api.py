@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.common.errors import DomainError, error_body
+from apps.common.throttling import ScopedAddressRateThrottle
 from apps.exercises.models import SubmissionStatus
 from apps.exercises.selectors import submission_get, submissions_visible
 from apps.exercises.serializers import SubmissionCreatedOutput, SubmissionInput, SubmissionOutput, submission_url
@@ -18,6 +19,10 @@ from apps.exercises.services import TooManySubmissions, submission_create
 
 
 class SubmissionCreateView(APIView):
+    # Per learner, the service limits submissions a minute (TooManySubmissions); per address, this.
+    throttle_classes = [ScopedAddressRateThrottle]
+    throttle_scope = "submissions"
+
     @extend_schema(
         summary="Submit code for a pipeline exercise; it is graded in the background",
         request=SubmissionInput,

@@ -32,9 +32,9 @@ class Verdict(models.TextChoices):
 
 
 class Submission(models.Model):
-    """One piece of code a learner sent; never deleted, its result written once."""
+    """One piece of code a learner sent; kept until its learner deletes their account, its result written once."""
 
-    learner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="submissions")
+    learner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submissions")
     exercise = models.ForeignKey(PipelineExercise, on_delete=models.PROTECT, related_name="submissions")
     code = models.TextField()
     status = models.CharField(max_length=16, choices=SubmissionStatus.choices, default=SubmissionStatus.QUEUED)

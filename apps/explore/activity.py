@@ -239,7 +239,7 @@ def quiz_attempt_items(*, learner: Any, before: datetime | None, limit: int) -> 
                     "quiz": attempt.quiz.slug,
                     "quiz_title": attempt.quiz.title,
                     "score": attempt.score,
-                    "answered": attempt.answered,  # type: ignore[attr-defined]
+                    "answered": attempt.answered,
                     "questions": len(attempt.question_ids),
                 },
             )

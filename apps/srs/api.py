@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.common.errors import DomainError
+from apps.common.throttling import ScopedAddressRateThrottle, ScopedLearnerRateThrottle
 from apps.content.selectors import deck_get
 from apps.srs.selectors import DEFAULT_STUDY_LIMIT, MAX_STUDY_LIMIT, study_queue_get
 from apps.srs.serializers import (
@@ -71,6 +72,9 @@ class StudyView(APIView):
 
 
 class ReviewCreateView(APIView):
+    throttle_classes = [ScopedLearnerRateThrottle, ScopedAddressRateThrottle]
+    throttle_scope = "reviews"
+
     @extend_schema(
         summary="Record one review of a card",
         request=ReviewInput,
@@ -90,6 +94,9 @@ class ReviewCreateView(APIView):
 
 
 class ReviewBatchView(APIView):
+    throttle_classes = [ScopedLearnerRateThrottle, ScopedAddressRateThrottle]
+    throttle_scope = "reviews"
+
     @extend_schema(
         summary="Record up to 1,000 reviews made offline, all or nothing",
         request=ReviewBatchInput,

@@ -83,3 +83,13 @@ def test_json_404_holds_with_debug_on(api_client, settings):
 )
 def test_ids_beyond_the_integer_range_are_404(learner_client, method, url):
     assert_error(getattr(learner_client, method)(url), 404, "not_found")
+
+
+def test_a_nul_character_in_a_query_parameter_is_a_400_not_a_database_error(learner_client, shipped_course):
+    response = learner_client.get("/api/v1/stats/", {"deck": "tf-data\x00pipelines"})
+    assert response.status_code == 400
+    assert response.json()["error"] == {
+        "code": "invalid",
+        "message": "Query parameters may not contain NUL characters.",
+        "fields": {"deck": ["Contains a NUL character."]},
+    }

@@ -62,7 +62,7 @@ def make_visit(learner, at, region=REGION) -> RegionVisit:
 
 def make_submission(learner, **fields) -> Submission:
     return Submission.objects.create(
-        learner=learner, exercise=PipelineExercise.objects.order_by("pk").first(), code="def f(): ...", **fields
+        learner=learner, exercise=PipelineExercise.objects.order_by("pk")[0], code="def f(): ...", **fields
     )
 
 
@@ -140,7 +140,7 @@ def test_another_learners_items_never_appear(learner, learner_client, shipped_co
 
 
 def test_undone_reviews_are_left_out(learner_client, shipped_course):
-    card = Card.objects.filter(deck__slug=DECK).order_by("position").first()
+    card = Card.objects.filter(deck__slug=DECK).order_by("position")[0]
     review = post_review(learner_client, review_body(card)).json()
     assert feed(learner_client)["results"][0]["detail"]["reviews"] == 1
     assert learner_client.post(f"/api/v1/reviews/{review['id']}/undo/").status_code in (200, 201)

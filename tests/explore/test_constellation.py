@@ -94,7 +94,7 @@ def test_every_visible_concept_is_a_node_with_links_cards_and_coordinates(learne
 def test_archived_concepts_cards_and_their_links_are_left_out(learner_client, shipped_course):
     content_archived_set(items=Concept.objects.filter(slug="batching"), archived=True)
     prefetch = Concept.objects.get(slug="prefetching")
-    archived_card = prefetch.cards.order_by("pk").first()
+    archived_card = prefetch.cards.order_by("pk")[0]
     content_archived_set(items=Card.objects.filter(pk=archived_card.pk), archived=True)
     body = constellation(learner_client)
     assert "batching" not in {node["slug"] for node in body["nodes"]}
@@ -174,7 +174,7 @@ def test_layout_is_recomputed_after_a_link_or_concept_changes(learner_client, sh
 
 
 def test_mastery_moves_after_a_review_and_only_for_that_learner(learner_client, shipped_course):
-    card = Concept.objects.get(course__slug=COURSE, slug="batching").cards.order_by("pk").first()
+    card = Concept.objects.get(course__slug=COURSE, slug="batching").cards.order_by("pk")[0]
     holding = set(card.concepts.values_list("slug", flat=True))
     _, other_client = make_learner("bob")
     assert post_review(other_client, review_body(card)).status_code == 201
@@ -195,7 +195,7 @@ def test_mastery_moves_after_a_review_and_only_for_that_learner(learner_client, 
 
 def test_mastery_is_the_mean_recall_now_and_fades_with_time(learner, learner_client, shipped_course):
     concept = Concept.objects.get(course__slug=COURSE, slug="batching")
-    card = concept.cards.order_by("pk").first()
+    card = concept.cards.order_by("pk")[0]
     assert post_review(learner_client, review_body(card)).status_code == 201
     state = memory_state_of(CardMemory.objects.get(learner=learner, card=card))
     total = concept.cards.count()

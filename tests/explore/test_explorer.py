@@ -57,7 +57,7 @@ def test_scene_gives_model_url_instructions_and_regions_with_cards(learner_clien
 
 def test_archived_regions_and_cards_are_hidden(learner_client, shipped_course):
     content_archived_set(items=ExplorerRegion.objects.filter(slug=OTHER_REGION), archived=True)
-    card = ExplorerRegion.objects.get(slug=REGION).cards.order_by("pk").first()
+    card = ExplorerRegion.objects.get(slug=REGION).cards.order_by("pk")[0]
     content_archived_set(items=Card.objects.filter(pk=card.pk), archived=True)
     body = scene(learner_client)
     assert OTHER_REGION not in {region["slug"] for region in body["regions"]}

@@ -40,7 +40,7 @@ def test_every_admin_page_opens(staff_client, played):
         reverse("admin:games_matchboard_changelist"),
         reverse("admin:games_matchboard_change", args=[played]),
         reverse("admin:games_matchattempt_changelist"),
-        reverse("admin:games_matchattempt_change", args=[attempt_row.pk]),
+        reverse("admin:games_matchattempt_change", args=[attempt_row.pk if attempt_row else 0]),
         reverse("admin:accounts_learnerprofile_changelist"),
         reverse("admin:accounts_learnerprofile_change", args=[profile.pk]),
         reverse("admin:accounts_learnerprofile_add"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 import pytest
 
@@ -14,7 +15,7 @@ from tests.srs.conftest import make_learner
 pytestmark = pytest.mark.django_db
 
 
-def snapshot(board_id: str) -> tuple:
+def snapshot(board_id: Any) -> tuple:
     """Everything an attempt can change: the board, its items, its attempts and the reviews."""
     board = MatchBoard.objects.get(pk=board_id)
     return (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 import pytest
 
@@ -41,7 +42,7 @@ def memory(learner, card, *, kind: str, stability: float = 5.0, save: bool = Tru
     return row
 
 
-def board_cards(board_id: str) -> set[int]:
+def board_cards(board_id: Any) -> set[int]:
     return set(MatchItem.objects.filter(board_id=board_id).values_list("card_id", flat=True))
 
 

@@ -65,7 +65,7 @@ def test_a_review_card_matched_wrongly_lapses(learner, learner_client, cards, cl
     memory.refresh_from_db()
     assert (memory.stage, memory.lapses, memory.reps) == (MemoryStage.RELEARNING, 1, 2)
     log = ReviewLog.objects.get(learner=learner, source=ReviewSource.MATCH)
-    assert log.rating == 1 and log.state_before["stage"] == MemoryStage.REVIEW
+    assert log.rating == 1 and log.state_before is not None and log.state_before["stage"] == MemoryStage.REVIEW
 
 
 def test_the_ratings_come_from_the_setting(learner, learner_client, cards, clock, settings):

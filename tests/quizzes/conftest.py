@@ -15,13 +15,13 @@ from tests.content.course_files import minimal_course, to_yaml
 # The minimal course's quiz: overlap (single choice), format (short text), batches (numeric) and
 # pitfalls (multiple choice: a and b correct, c wrong).
 QUIZ = "first-quiz"
-RIGHT = {
+RIGHT: dict[str, dict[str, Any]] = {
     "overlap": {"choice": "a"},
     "format": {"text": "TFRecord"},
     "batches": {"number": 32},
     "pitfalls": {"choices": ["a", "b"]},
 }
-WRONG = {
+WRONG: dict[str, dict[str, Any]] = {
     "overlap": {"choice": "b"},
     "format": {"text": "CSV"},
     "batches": {"number": 31},

@@ -47,7 +47,7 @@ def test_simultaneous_answers_to_one_question_record_one(racer):
 def test_simultaneous_last_answers_finish_once_with_every_answer_counted(racer):
     _, token = racer
     attempt_id = start(client_for(token), "short-quiz").json()["id"]
-    fields = [("batches", {"number": 32}), ("overlap", {"choice": "a"})]
+    fields: list[tuple[str, dict[str, Any]]] = [("batches", {"number": 32}), ("overlap", {"choice": "a"})]
 
     responses = run_together(
         2, lambda index: answer(client_for(token), attempt_id, fields[index][0], **fields[index][1])

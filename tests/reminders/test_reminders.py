@@ -68,7 +68,7 @@ def test_sends_at_the_learners_local_hour_with_cards_due_per_deck_and_both_parts
     assert "You have 3 cards to review today" in message.body
     deck_title = Card.objects.order_by("pk").first().deck.title  # type: ignore[union-attr]
     assert f"{deck_title}: 3" in message.body
-    html, mimetype = message.alternatives[0]
+    html, mimetype = message.alternatives[0]  # type: ignore[attr-defined]
     assert mimetype == "text/html"
     assert "<strong>3 cards</strong>" in html
     assert f"{settings.FRONTEND_URL}/study" in message.body

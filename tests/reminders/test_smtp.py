@@ -84,7 +84,7 @@ def test_reminder_is_delivered_over_smtp_with_both_parts_and_headers(shipped_cou
     assert ada["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
     assert ada["List-Unsubscribe"].startswith("<http")
     parts = {
-        part.get_content_type(): part.get_payload(decode=True).decode()
+        part.get_content_type(): part.get_payload(decode=True).decode()  # type: ignore[union-attr]
         for part in ada.walk()
         if not part.is_multipart()
     }

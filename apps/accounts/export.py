@@ -1,0 +1,271 @@
+"""Everything stored about a learner, as one JSON document they can download (their data, portable).
+
+Each app that stores personal data has one exporter here and one line in EXPORTERS; the document
+has one key per line. Exporters read each table once with `.values()` (one query per table, never
+one per row) and nest child rows in Python.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+from apps.accounts.models import LearnerProfile
+from apps.exercises.models import Submission
+from apps.explore.models import RegionVisit
+from apps.games.models import MatchAttempt, MatchBoard, MatchItem
+from apps.quizzes.models import QuestionMemory, QuizAnswer, QuizAttempt
+from apps.reminders.models import ReminderEmail, ReminderPreference
+from apps.srs.learner_settings import SETTINGS_FIELDS
+from apps.srs.models import CardMemory, DeckPass, ReviewLog, SchedulingSettings
+
+EXPORT_FORMAT_VERSION = 1
+
+Exporter = Callable[[Any], dict[str, Any]]
+
+_USER_FIELDS = (
+    "id",
+    "username",
+    "email",
+    "first_name",
+    "last_name",
+    "date_joined",
+    "last_login",
+    "is_active",
+    "is_staff",
+)
+
+
+def _rows(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    return [dict(row) for row in rows]
+
+
+def _first(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
+    found = _rows(rows)
+    return found[0] if found else None
+
+
+def _grouped(rows: Iterable[Mapping[str, Any]], *, key: str) -> dict[Any, list[dict[str, Any]]]:
+    """Child rows by their parent's id, the parent id left out of each child."""
+    groups: dict[Any, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        child = dict(row)
+        groups[child.pop(key)].append(child)
+    return groups
+
+
+def accounts_export(learner: Any) -> dict[str, Any]:
+    # Never the password hash: a copy of the export must not help anyone sign in.
+    return {
+        "user": {name: getattr(learner, name) for name in _USER_FIELDS},
+        "profile": _first(
+            LearnerProfile.objects.filter(learner=learner).values(
+                "display_name", "show_on_leaderboards", "created_at", "updated_at"
+            )
+        ),
+    }
+
+
+def srs_export(learner: Any) -> dict[str, Any]:
+    return {
+        "scheduling_settings": _first(
+            SchedulingSettings.objects.filter(learner=learner).values(*SETTINGS_FIELDS, "updated_at")
+        ),
+        "card_memories": _rows(
+            CardMemory.objects.filter(learner=learner)
+            .order_by("card__deck__slug", "card__position", "pk")
+            .values(
+                "card_id",
+                "card__slug",
+                "card__deck__slug",
+                "stage",
+                "step",
+                "stability",
+                "difficulty",
+                "due",
+                "last_review",
+                "first_review",
+                "reps",
+                "lapses",
+                "is_leech",
+                "suspended",
+                "updated_at",
+            )
+        ),
+        "review_log": _rows(
+            ReviewLog.objects.filter(learner=learner)
+            .order_by("reviewed_at", "pk")
+            .values(
+                "id",
+                "card_id",
+                "card__slug",
+                "kind",
+                "client_review_id",
+                "rating",
+                "reviewed_at",
+                "duration_ms",
+                "source",
+                "state_before",
+                "state_after",
+                "undo_of_id",
+                "recorded_at",
+            )
+        ),
+        "deck_passes": _rows(
+            DeckPass.objects.filter(learner=learner)
+            .order_by("finished_at", "pk")
+            .values("id", "deck__slug", "client_pass_id", "known", "total", "started_at", "finished_at", "recorded_at")
+        ),
+    }
+
+
+def reminders_export(learner: Any) -> dict[str, Any]:
+    return {
+        "reminder_preference": _first(
+            ReminderPreference.objects.filter(learner=learner).values("enabled", "local_hour", "updated_at")
+        ),
+        "reminder_emails": _rows(
+            ReminderEmail.objects.filter(learner=learner)
+            .order_by("local_date", "pk")
+            .values("local_date", "status", "claimed_at", "sent_at", "due_cards", "failure")
+        ),
+    }
+
+
+def games_export(learner: Any) -> dict[str, Any]:
+    items = _grouped(
+        MatchItem.objects.filter(board__learner=learner)
+        .order_by("board_id", "term_position")
+        .values(
+            "board_id",
+            "id",
+            "card_id",
+            "card__slug",
+            "term_id",
+            "definition_id",
+            "term_position",
+            "definition_position",
+            "missed",
+            "matched_at",
+        ),
+        key="board_id",
+    )
+    attempts = _grouped(
+        MatchAttempt.objects.filter(board__learner=learner)
+        .order_by("board_id", "attempted_at", "pk")
+        .values("board_id", "term_item_id", "definition_item_id", "correct", "attempted_at", "penalty_ms"),
+        key="board_id",
+    )
+    boards = _rows(
+        MatchBoard.objects.filter(learner=learner)
+        .order_by("started_at", "pk")
+        .values(
+            "id",
+            "deck__slug",
+            "pairs",
+            "started_at",
+            "expires_at",
+            "penalty_per_wrong_ms",
+            "matched",
+            "wrong_attempts",
+            "penalty_ms",
+            "finished_at",
+            "elapsed_ms",
+            "score_ms",
+            "personal_best",
+        )
+    )
+    for board in boards:
+        board["items"] = items.get(board["id"], [])
+        board["attempts"] = attempts.get(board["id"], [])
+    return {"match_boards": boards}
+
+
+def quizzes_export(learner: Any) -> dict[str, Any]:
+    answers = _grouped(
+        QuizAnswer.objects.filter(attempt__learner=learner)
+        .order_by("attempt_id", "answered_at", "pk")
+        .values("attempt_id", "question_id", "question__slug", "response", "correct", "credit", "answered_at"),
+        key="attempt_id",
+    )
+    attempts = _rows(
+        QuizAttempt.objects.filter(learner=learner)
+        .order_by("started_at", "pk")
+        .values("id", "quiz__slug", "mode", "question_ids", "choice_orders", "started_at", "finished_at", "score")
+    )
+    for attempt in attempts:
+        attempt["answers"] = answers.get(attempt["id"], [])
+    return {
+        "quiz_attempts": attempts,
+        "question_memories": _rows(
+            QuestionMemory.objects.filter(learner=learner)
+            .order_by("question__slug")
+            .values(
+                "question_id",
+                "question__slug",
+                "stage",
+                "step",
+                "stability",
+                "difficulty",
+                "due",
+                "last_review",
+                "reps",
+                "lapses",
+                "updated_at",
+            )
+        ),
+    }
+
+
+def explore_export(learner: Any) -> dict[str, Any]:
+    return {
+        "region_visits": _rows(
+            RegionVisit.objects.filter(learner=learner)
+            .order_by("visited_at", "pk")
+            .values("region__scene__slug", "region__slug", "visited_at", "client_visit_id")
+        ),
+    }
+
+
+def exercises_export(learner: Any) -> dict[str, Any]:
+    return {
+        "submissions": _rows(
+            Submission.objects.filter(learner=learner)
+            .order_by("created_at", "pk")
+            .values(
+                "id",
+                "exercise__slug",
+                "code",
+                "status",
+                "verdict",
+                "score",
+                "result",
+                "error",
+                "created_at",
+                "started_at",
+                "finished_at",
+            )
+        ),
+    }
+
+
+# One line per app that stores personal data; the key names the app's part of the document.
+EXPORTERS: dict[str, Exporter] = {
+    "accounts": accounts_export,
+    "srs": srs_export,
+    "reminders": reminders_export,
+    "games": games_export,
+    "quizzes": quizzes_export,
+    "explore": explore_export,
+    "exercises": exercises_export,
+}
+
+
+def account_export(*, learner: Any, now: datetime) -> dict[str, Any]:
+    """The whole document: when it was made, in which format, then each app's part."""
+    document: dict[str, Any] = {"format_version": EXPORT_FORMAT_VERSION, "exported_at": now}
+    for name, exporter in EXPORTERS.items():
+        document[name] = exporter(learner)
+    return document

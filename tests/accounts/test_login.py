@@ -1,0 +1,184 @@
+"""Signing in with an email, the per-account lockout after failures, and signing out."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from rest_framework.authtoken.models import Token
+
+from apps.accounts.api import LoginView
+from apps.accounts.lockout import login_failure_record, login_locked_for
+from apps.common.throttling import ScopedAddressRateThrottle
+from tests.accounts.conftest import PASSWORD, client_with, login
+
+pytestmark = pytest.mark.django_db
+
+EMAIL = "ada@example.com"
+
+
+def fail(api_client, times: int, email: str = EMAIL) -> None:
+    for _ in range(times):
+        response = login(api_client, email, "not the password")
+        assert response.status_code == 400, response.json()
+        assert response.json()["error"]["code"] == "invalid_credentials"
+
+
+def assert_locked_out(response) -> int:
+    assert response.status_code == 429
+    assert set(response.json()) == {"error"}
+    error = response.json()["error"]
+    assert error["code"] == "locked_out"
+    assert error["fields"] == {}
+    retry_after = int(response["Retry-After"])
+    assert 0 < retry_after <= 900
+    return retry_after
+
+
+def test_login_with_the_email_in_any_case_gives_a_working_token(api_client, learner):
+    response = login(api_client, "  ADA@example.COM ")
+    assert response.status_code == 200, response.json()
+    token = response.json()["token"]
+    assert list(response.json()) == ["token"]
+    assert Token.objects.get(user=learner).key == token
+    assert client_with(token).get("/api/v1/me/").json()["username"] == "ada"
+    learner.refresh_from_db()
+    assert learner.last_login is not None
+
+
+def test_unknown_email_and_wrong_password_get_the_same_answer(api_client, learner):
+    wrong = login(api_client, EMAIL, "not the password")
+    unknown = login(api_client, "nobody@example.com", "not the password")
+    assert wrong.status_code == unknown.status_code == 400
+    assert wrong.json() == unknown.json()
+    assert wrong.json()["error"]["message"] == "Unable to sign in with that email and password."
+
+
+def test_inactive_accounts_cannot_sign_in(api_client, learner):
+    learner.is_active = False
+    learner.save()
+    assert login(api_client, EMAIL).status_code == 400
+
+
+def test_the_account_locks_after_five_failures_even_for_the_right_password(api_client, learner, settings):
+    assert settings.LOGIN_LOCKOUT_FAILURES == 5
+    assert settings.LOGIN_LOCKOUT_WINDOW_SECONDS == 900
+    fail(api_client, 5)
+    assert_locked_out(login(api_client, EMAIL))
+    # In another case too: it is the same account.
+    assert_locked_out(login(api_client, "Ada@Example.com", "not the password"))
+    assert not Token.objects.exists()
+
+
+def test_the_lockout_is_per_account(api_client, learner, django_user_model):
+    django_user_model.objects.create_user(username="bo", email="bo@example.com", password=PASSWORD)
+    fail(api_client, 5)
+    assert login(api_client, "bo@example.com").status_code == 200
+
+
+def test_unknown_emails_lock_out_like_known_ones(api_client):
+    fail(api_client, 5, email="nobody@example.com")
+    assert_locked_out(login(api_client, "nobody@example.com"))
+
+
+def test_a_successful_login_resets_the_count(api_client, learner):
+    fail(api_client, 4)
+    assert login(api_client, EMAIL).status_code == 200
+    fail(api_client, 4)
+    assert login(api_client, EMAIL).status_code == 200
+    fail(api_client, 5)
+    assert_locked_out(login(api_client, EMAIL))
+
+
+def test_the_lockout_ends_when_the_window_passes(api_client, learner, settings):
+    settings.LOGIN_LOCKOUT_FAILURES = 2
+    settings.LOGIN_LOCKOUT_WINDOW_SECONDS = 1
+    fail(api_client, 2)
+    assert login(api_client, EMAIL).status_code == 429
+    time.sleep(1.2)
+    assert login(api_client, EMAIL).status_code == 200
+
+
+def test_retry_after_counts_down_from_the_window(learner, settings):
+    settings.LOGIN_LOCKOUT_FAILURES = 1
+    started = 1_000_000.0
+    assert login_failure_record(email=EMAIL, now=started) == 900
+    assert login_locked_for(email=EMAIL, now=started + 100) == 800
+    assert login_locked_for(email=EMAIL, now=started + 899.5) == 1
+    assert login_locked_for(email=EMAIL, now=started + 900) == 0
+
+
+def test_failures_at_the_same_moment_are_all_counted(settings):
+    settings.LOGIN_LOCKOUT_FAILURES = 16
+    barrier = threading.Barrier(15)
+
+    def record() -> None:
+        barrier.wait()
+        login_failure_record(email=EMAIL)
+
+    threads = [threading.Thread(target=record) for _ in range(15)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert login_locked_for(email=EMAIL) == 0
+    # The sixteenth failure is the one that locks: none of the fifteen was lost.
+    assert login_failure_record(email=EMAIL) == 900
+    assert login_locked_for(email=EMAIL) > 0
+
+
+def test_login_is_throttled_per_address_by_the_login_scope(api_client, learner, settings):
+    assert LoginView.throttle_scope == "login"
+    assert LoginView.throttle_classes == [ScopedAddressRateThrottle]
+    current = settings.REST_FRAMEWORK
+    settings.REST_FRAMEWORK = {
+        **current,
+        "DEFAULT_THROTTLE_RATES": {**current["DEFAULT_THROTTLE_RATES"], "login_ip": "3/min"},
+    }
+    for _ in range(3):
+        assert login(api_client, EMAIL).status_code == 200
+    response = login(api_client, EMAIL)
+    assert response.status_code == 429
+    assert response.json()["error"]["code"] == "throttled"
+    assert int(response["Retry-After"]) > 0
+
+
+def test_the_username_token_endpoint_still_works(api_client, learner):
+    response = api_client.post("/api/v1/auth/token/", {"username": "ada", "password": PASSWORD}, format="json")
+    assert response.status_code == 200
+
+
+def test_logout_revokes_the_token(api_client, learner):
+    token = login(api_client, EMAIL).json()["token"]
+    client = client_with(token)
+    assert client.get("/api/v1/me/").status_code == 200
+    assert client.post("/api/v1/auth/logout/").status_code == 204
+    assert not Token.objects.filter(key=token).exists()
+    response = client.get("/api/v1/me/")
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "authentication_failed"
+    again = login(api_client, EMAIL).json()["token"]
+    assert again != token
+    assert client_with(again).get("/api/v1/me/").status_code == 200
+
+
+def test_logout_needs_a_sign_in(api_client):
+    assert api_client.post("/api/v1/auth/logout/").status_code == 401
+
+
+def test_the_username_endpoint_shares_the_lockout(api_client, django_user_model):
+    django_user_model.objects.create_user(username="cy@example.com", email="cy@example.com", password=PASSWORD)
+    fail(api_client, 5, email="cy@example.com")
+    response = api_client.post(
+        "/api/v1/auth/token/", {"username": "cy@example.com", "password": PASSWORD}, format="json"
+    )
+    assert_locked_out(response)
+
+
+def test_guessing_through_the_username_endpoint_locks_it_too(api_client, learner):
+    for _ in range(5):
+        response = api_client.post("/api/v1/auth/token/", {"username": "ada", "password": "nope"}, format="json")
+        assert response.status_code == 400
+    response = api_client.post("/api/v1/auth/token/", {"username": "ada", "password": PASSWORD}, format="json")
+    assert_locked_out(response)
