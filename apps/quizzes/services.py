@@ -24,8 +24,8 @@ from apps.quizzes.selectors import MAX_ID, active_quiz_items, quiz_get
 from apps.srs import scheduling
 from apps.srs.config import review_scheduling_get
 from apps.srs.models import ReviewSource
-from apps.srs.scheduling import MemoryStage, MemoryState, Rating, SchedulerConfig
-from apps.srs.services import ReviewInput, reviews_submit
+from apps.srs.scheduling import MemoryState, Rating, SchedulerConfig
+from apps.srs.services import ReviewInput, memory_state_of, memory_state_store, reviews_submit
 
 # client_review_id of a card review made by a quiz answer: uuid5 of this namespace and
 # "quiz:{attempt}:{question}:{card}", so a retried answer can never review a card twice.
@@ -275,21 +275,6 @@ def _scheduling_config(*, learner: Any) -> SchedulerConfig:
     raise AssertionError("unreachable")
 
 
-def memory_state(memory: QuestionMemory | None) -> MemoryState | None:
-    if memory is None:
-        return None
-    return MemoryState(
-        stage=MemoryStage(memory.stage),
-        step=memory.step,
-        stability=memory.stability,
-        difficulty=memory.difficulty,
-        due=memory.due,
-        last_review=memory.last_review,
-        reps=memory.reps,
-        lapses=memory.lapses,
-    )
-
-
 def _question_review(*, learner: Any, question_id: int, rating: Rating, now: datetime, fuzz_seed: str) -> MemoryState:
     """Schedule the question with the scheduling core and the learner's own settings."""
     config = _scheduling_config(learner=learner)
@@ -323,20 +308,13 @@ def _apply_review(
     config: SchedulerConfig,
     fuzz_seed: str,
 ) -> MemoryState:
-    before = memory_state(memory)
+    before = memory_state_of(memory)
     # Answers are stamped by the server's clock; a clock stepping back must not reorder the history.
     reviewed_at = max(now, before.last_review) if before else now
     after = scheduling.review(before, rating=rating, reviewed_at=reviewed_at, config=config, fuzz_seed=fuzz_seed)
     if memory is None:
         memory = QuestionMemory(learner=learner, question_id=question_id)
-    memory.stage = int(after.stage)
-    memory.step = after.step
-    memory.stability = after.stability
-    memory.difficulty = after.difficulty
-    memory.due = after.due
-    memory.last_review = after.last_review
-    memory.reps = after.reps
-    memory.lapses = after.lapses
+    memory_state_store(memory, after)
     memory.save(force_insert=memory.pk is None)
     return after
 

@@ -6,7 +6,7 @@ import uuid
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from django.db import IntegrityError, transaction
 
@@ -52,8 +52,21 @@ class ReviewOutcome:
     replayed: bool = False
 
 
-def memory_state_of(memory: CardMemory | None) -> MemoryState | None:
-    """The row as the scheduling core's MemoryState; the one place that reads a CardMemory's fields."""
+class StoredMemory(Protocol):
+    """A row holding a memory state: a card's (CardMemory) or a quiz question's."""
+
+    stage: int
+    step: int | None
+    stability: float
+    difficulty: float
+    due: datetime
+    last_review: datetime
+    reps: int
+    lapses: int
+
+
+def memory_state_of(memory: StoredMemory | None) -> MemoryState | None:
+    """The row as the scheduling core's MemoryState; the one place that reads a stored state's fields."""
     if memory is None:
         return None
     return MemoryState(
@@ -68,6 +81,18 @@ def memory_state_of(memory: CardMemory | None) -> MemoryState | None:
     )
 
 
+def memory_state_store(memory: StoredMemory, state: MemoryState) -> None:
+    """Copy a scheduling state onto its row (unsaved); the one place that writes a stored state's fields."""
+    memory.stage = int(state.stage)
+    memory.step = state.step
+    memory.stability = state.stability
+    memory.difficulty = state.difficulty
+    memory.due = state.due
+    memory.last_review = state.last_review
+    memory.reps = state.reps
+    memory.lapses = state.lapses
+
+
 def _write_memory(
     memory: CardMemory | None,
     *,
@@ -80,14 +105,7 @@ def _write_memory(
     """Store `state` in the card's memory row (created if the card was new) and flag leeches."""
     if memory is None:
         memory = CardMemory(learner_id=learner_id, card_id=card_id, first_review=first_review)
-    memory.stage = int(state.stage)
-    memory.step = state.step
-    memory.stability = state.stability
-    memory.difficulty = state.difficulty
-    memory.due = state.due
-    memory.last_review = state.last_review
-    memory.reps = state.reps
-    memory.lapses = state.lapses
+    memory_state_store(memory, state)
     memory.first_review = min(memory.first_review, first_review)
     was_leech = memory.is_leech
     memory.is_leech = state.lapses >= settings.leech_threshold
