@@ -225,3 +225,31 @@ def test_a_batch_sent_again_sends_nothing_twice(course):
     again = reminder_batch_send(claim=claims[0], now=local(2026, 6, 10, 18, 2))
     assert (first.sent, again.sent, len(mail.outbox)) == (2, 0, 2)
     assert set(ReminderEmail.objects.values_list("status", flat=True)) == {ReminderStatus.SENT}
+
+
+def test_the_message_as_sent_over_smtp_reads_back_whole(course):
+    from datetime import date
+    from email import message_from_bytes
+    from email import policy as email_policy
+
+    from apps.reminders.services import DeckDue, Reminder, reminder_message
+
+    reminder = Reminder(
+        learner_id=7,
+        email="zoë@example.com",
+        name="Zoë",
+        local_date=date(2026, 6, 10),
+        decks=[DeckDue(slug="tf-data-pipelines", title="Données & pipelines", cards=4)],
+        streak=12,
+    )
+    raw = reminder_message(reminder).message(policy=email_policy.SMTP).as_bytes()
+    assert b"\r\n" in raw and b"\n" not in raw.replace(b"\r\n", b"")
+    parsed = message_from_bytes(raw, policy=email_policy.default)
+    assert parsed["Subject"] == "4 cards due today · keep your 12-day streak"
+    assert parsed["List-Unsubscribe"].startswith(f"<{settings.SITE_URL}/email/unsubscribe/")
+    assert parsed["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
+    assert parsed["Message-ID"] and parsed["Date"]
+    text = parsed.get_body(preferencelist=("plain",)).get_content()  # type: ignore[union-attr]
+    html = parsed.get_body(preferencelist=("html",)).get_content()  # type: ignore[union-attr]
+    assert "Hello Zoë," in text and "Données & pipelines: 4" in text
+    assert "Données &amp; pipelines</a>: 4" in html
