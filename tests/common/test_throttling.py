@@ -290,7 +290,8 @@ def test_clearing_the_history_removes_only_throttle_keys(card, rates):
     cleared = throttle_history_clear()
     assert cleared is None or cleared >= 2  # the learner's reviews_learner and the address's reviews_ip
     assert review(client, card).status_code == 201
-    assert cache.get("limits-test-other-key") == "kept"
+    if cleared is not None:  # Redis: other keys stay (a machine-local cache is cleared whole)
+        assert cache.get("limits-test-other-key") == "kept"
     cache.delete("limits-test-other-key")
 
 

@@ -11,7 +11,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from apps.content.models import Card, Concept, ConceptLink, Course, Deck, LinkKind
+from apps.content.models import Card, Concept, ConceptLink, Course, Deck, Lesson, LinkKind
 from apps.content.services import content_archived_set
 from apps.explore import services
 from apps.explore.layout import BOX_HALF, layout_compute
@@ -124,6 +124,12 @@ def test_same_course_file_gives_the_same_coordinates_in_a_fresh_database():
     call_command("flush", interactive=False, verbosity=0)
     assert not Course.objects.exists()
     assert not ConstellationLayout.objects.exists()
+    # A card of another course first, so the reloaded rows get other ids on every database (SQLite
+    # would otherwise hand out the same ids again after the flush).
+    other = Course.objects.create(slug="other-course", title="Other")
+    lesson = Lesson.objects.create(course=other, slug="other-lesson", title="Other", position=0)
+    deck = Deck.objects.create(lesson=lesson, slug="other-deck", title="Other", position=0)
+    Card.objects.create(deck=deck, slug="placeholder", term="t", definition="d", position=0)
     second, second_cards = load_and_read()
     assert second == first
     assert second_cards != first_cards  # new rows, new ids: only slugs and links matter
