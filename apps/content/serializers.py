@@ -265,7 +265,8 @@ class RegionOutput(serializers.ModelSerializer):
 class SceneOutput(serializers.ModelSerializer):
     course = serializers.CharField(source="course.slug")
     model_url = serializers.SerializerMethodField(
-        help_text="EXPLORER_ASSET_BASE_URL joined with the scene's model path; absolute when that setting is."
+        help_text="Absolute URL of the scene's 3D model: EXPLORER_ASSET_BASE_URL joined with its path, on this "
+        "server's address when that setting is a path."
     )
     regions = RegionOutput(many=True)
 
@@ -274,7 +275,10 @@ class SceneOutput(serializers.ModelSerializer):
         fields = ["slug", "title", "course", "instructions", "model_url", "regions"]
 
     def get_model_url(self, scene: ExplorerScene) -> str:
-        return explorer_asset_url(scene.model_asset)
+        url = explorer_asset_url(scene.model_asset)
+        request = self.context.get("request")
+        # Apps on other origins need the host too when the assets are served by this server.
+        return request.build_absolute_uri(url) if request is not None and url.startswith("/") else url
 
 
 def explorer_asset_url(path: str) -> str:

@@ -96,7 +96,7 @@ def test_concept_graph_links_every_card(learner_client, shipped_course):
 def test_explorer_scene(learner_client, shipped_course):
     assert learner_client.get("/api/v1/explorer/").json()["count"] == 1
     scene = learner_client.get("/api/v1/explorer/input-pipeline-explorer/").json()
-    assert scene["model_url"] == "/static/explorer/models/input-pipeline.glb"
+    assert scene["model_url"] == "http://testserver/static/explorer/models/input-pipeline.glb"
     assert all({"slug", "title", "description", "cards"} <= set(region) for region in scene["regions"])
 
 
