@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import Min
 
@@ -212,6 +213,9 @@ def _finish(board: MatchBoard, *, now: datetime) -> None:
     board.finished_at = now
     board.elapsed_ms = max(0, (now - board.started_at) // timedelta(milliseconds=1))
     board.score_ms = board.elapsed_ms + board.penalty_ms
+    # Two boards of one learner finishing at once are compared one after the other, so only one of
+    # them can claim a personal best over the other.
+    list(get_user_model().objects.select_for_update().filter(pk=board.learner_id).values_list("pk"))
     previous = (
         MatchBoard.objects.filter(
             learner_id=board.learner_id, deck_id=board.deck_id, pairs=board.pairs, finished_at__isnull=False

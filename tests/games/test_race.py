@@ -81,3 +81,23 @@ def test_concurrent_attempts_all_count_and_the_board_finishes_once(racer):
     assert board.finished_at is not None and board.elapsed_ms is not None
     assert board.score_ms == board.elapsed_ms + half * 5000
     assert ReviewLog.objects.filter(learner=learner).count() == THREADS
+
+
+def test_two_boards_with_equal_scores_finishing_at_once_give_one_personal_best(racer, clock):
+    learner, token = racer
+    # Same start, same finish by the server's clock: equal scores, and a tie is not a new best.
+    boards = [_board(token, pairs=2) for _ in range(2)]
+    for board_id in boards:
+        first = answers(board_id)[0]
+        assert attempt(client_for(token), board_id, first.term_id, first.definition_id).status_code == 201
+    last = [answers(board_id)[1] for board_id in boards]
+    clock.advance(seconds=5)
+
+    responses = run_together(
+        2, lambda index: attempt(client_for(token), boards[index], last[index].term_id, last[index].definition_id)
+    )
+
+    assert all(response.json()["finished"] for response in responses)
+    assert len(set(MatchBoard.objects.filter(pk__in=boards).values_list("score_ms", flat=True))) == 1
+    # Unlocked, each board would miss the other's finish and both would claim the best.
+    assert MatchBoard.objects.filter(pk__in=boards, personal_best=True).count() == 1
