@@ -84,7 +84,7 @@ def test_concurrent_attempts_all_count_and_the_board_finishes_once(racer):
 
 
 def test_two_boards_with_equal_scores_finishing_at_once_give_one_personal_best(racer, clock):
-    learner, token = racer
+    _, token = racer
     # Same start, same finish by the server's clock: equal scores, and a tie is not a new best.
     boards = [_board(token, pairs=2) for _ in range(2)]
     for board_id in boards:
