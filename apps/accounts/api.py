@@ -26,7 +26,6 @@ from apps.accounts.serializers import (
     TokenObtainOutput,
 )
 from apps.accounts.services import (
-    LockedOut,
     account_register,
     login,
     password_change,
@@ -35,16 +34,7 @@ from apps.accounts.services import (
     token_obtain,
     token_revoke,
 )
-from apps.common.errors import error_body
 from apps.common.throttling import ScopedAddressRateThrottle
-
-
-def _locked_out(refused: LockedOut) -> Response:
-    return Response(
-        error_body(refused.code, refused.message),
-        status=refused.status_code,
-        headers={"Retry-After": str(refused.retry_after)},
-    )
 
 
 class TokenObtainView(APIView):
@@ -63,10 +53,7 @@ class TokenObtainView(APIView):
     def post(self, request: Request) -> Response:
         data = TokenObtainInput(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            token = token_obtain(**data.validated_data)
-        except LockedOut as refused:
-            return _locked_out(refused)
+        token = token_obtain(**data.validated_data)
         return Response(TokenObtainOutput({"token": token.key}).data)
 
 
@@ -115,10 +102,7 @@ class LoginView(APIView):
     def post(self, request: Request) -> Response:
         body = LoginInput(data=request.data)
         body.is_valid(raise_exception=True)
-        try:
-            token = login(**body.validated_data)
-        except LockedOut as refused:
-            return _locked_out(refused)
+        token = login(**body.validated_data)
         return Response(TokenObtainOutput({"token": token.key}).data)
 
 

@@ -22,7 +22,6 @@ from django.db.models.functions import Lower
 from django.template.loader import render_to_string
 from django.utils.encoding import force_bytes, force_str
 from django.utils.http import urlsafe_base64_decode, urlsafe_base64_encode
-from rest_framework import status
 from rest_framework.authtoken.models import Token
 
 from apps.accounts.lockout import (
@@ -33,7 +32,7 @@ from apps.accounts.lockout import (
     normalize_email,
 )
 from apps.accounts.profiles import learner_profile_errors, learner_profile_update
-from apps.common.errors import DomainError
+from apps.common.errors import DomainError, RetryLater
 from apps.srs.learner_settings import scheduling_settings_errors, scheduling_settings_update, scheduling_settings_values
 from apps.srs.models import ReviewLog, SchedulingSettings
 
@@ -48,13 +47,8 @@ class InvalidCredentials(DomainError):
     code = "invalid_credentials"
 
 
-class LockedOut(DomainError):
-    status_code = status.HTTP_429_TOO_MANY_REQUESTS
+class LockedOut(RetryLater):
     code = "locked_out"
-
-    def __init__(self, message: str, *, retry_after: int) -> None:
-        super().__init__(message)
-        self.retry_after = retry_after
 
 
 class AccountInvalid(DomainError):

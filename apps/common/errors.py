@@ -32,6 +32,17 @@ class NotFound(DomainError):
     code = "not_found"
 
 
+class RetryLater(DomainError):
+    """Refused for now: a 429 whose Retry-After header says in how many seconds to try again."""
+
+    status_code = status.HTTP_429_TOO_MANY_REQUESTS
+    code = "throttled"
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 class Conflict(DomainError):
     status_code = status.HTTP_409_CONFLICT
     code = "conflict"
@@ -92,7 +103,8 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     if isinstance(exc, RequestDataTooBig):
         exc = RequestTooLarge(_too_large_message())
     if isinstance(exc, DomainError):
-        return Response(error_body(exc.code, exc.message, exc.fields), status=exc.status_code)
+        retry = {"Retry-After": str(exc.retry_after)} if isinstance(exc, RetryLater) else None
+        return Response(error_body(exc.code, exc.message, exc.fields), status=exc.status_code, headers=retry)
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, PermissionDenied):

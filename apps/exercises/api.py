@@ -10,12 +10,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.common.errors import DomainError, error_body
+from apps.common.errors import DomainError
 from apps.common.throttling import ScopedAddressRateThrottle
 from apps.exercises.models import SubmissionStatus
 from apps.exercises.selectors import submission_get, submissions_visible
 from apps.exercises.serializers import SubmissionCreatedOutput, SubmissionInput, SubmissionOutput, submission_url
-from apps.exercises.services import TooManySubmissions, submission_create
+from apps.exercises.services import submission_create
 
 
 class SubmissionCreateView(APIView):
@@ -31,16 +31,7 @@ class SubmissionCreateView(APIView):
     def post(self, request: Request, slug: str) -> Response:
         payload = SubmissionInput(data=request.data)
         payload.is_valid(raise_exception=True)
-        try:
-            submission = submission_create(
-                learner=request.user, exercise_slug=slug, code=payload.validated_data["code"]
-            )
-        except TooManySubmissions as refused:
-            return Response(
-                error_body(refused.code, refused.message),
-                status=refused.status_code,
-                headers={"Retry-After": str(refused.retry_after)},
-            )
+        submission = submission_create(learner=request.user, exercise_slug=slug, code=payload.validated_data["code"])
         url = submission_url(submission, request)
         body = SubmissionCreatedOutput({"id": submission.pk, "url": url, "status": submission.status}).data
         return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": url})

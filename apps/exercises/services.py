@@ -17,7 +17,7 @@ from django.db.models import Q
 from django.utils import timezone
 from rest_framework import status
 
-from apps.common.errors import DomainError
+from apps.common.errors import DomainError, RetryLater
 from apps.content.selectors import exercise_get
 from apps.exercises.grading import exercise_job, grader_get
 from apps.exercises.models import FINISHED, IN_PROGRESS, Submission, SubmissionStatus
@@ -35,13 +35,8 @@ class CodeTooLarge(DomainError):
     code = "code_too_large"
 
 
-class TooManySubmissions(DomainError):
-    status_code = status.HTTP_429_TOO_MANY_REQUESTS
-    code = "throttled"
-
-    def __init__(self, message: str, *, retry_after: int) -> None:
-        super().__init__(message)
-        self.retry_after = retry_after
+class TooManySubmissions(RetryLater):
+    pass
 
 
 def worker_name() -> str:

@@ -7,7 +7,7 @@ from django.db import models
 from django.db.models import Q
 
 from apps.content.models import Question, Quiz
-from apps.srs.models import STAGE_CHOICES
+from apps.srs.models import StoredMemoryState
 from apps.srs.scheduling import MemoryStage
 
 
@@ -75,20 +75,11 @@ class QuizAnswer(models.Model):
         return f"{self.question_id} in attempt {self.attempt_id}: {self.credit:g}"
 
 
-class QuestionMemory(models.Model):
+class QuestionMemory(StoredMemoryState):
     """A learner's memory of a question as a spaced-repetition item; no row: never answered."""
 
     learner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="question_memories")
     question = models.ForeignKey(Question, on_delete=models.PROTECT, related_name="memories")
-    stage = models.SmallIntegerField(choices=STAGE_CHOICES)
-    step = models.SmallIntegerField(null=True, blank=True)
-    stability = models.FloatField()
-    difficulty = models.FloatField()
-    due = models.DateTimeField()
-    last_review = models.DateTimeField()
-    reps = models.IntegerField(default=0)
-    lapses = models.IntegerField(default=0)
-    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         verbose_name_plural = "question memories"

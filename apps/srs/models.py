@@ -89,23 +89,31 @@ class SchedulerProfile(models.Model):
 STAGE_CHOICES = [(stage.value, stage.name.title()) for stage in MemoryStage]
 
 
-class CardMemory(models.Model):
-    """A learner's current memory of a card; no row means the card is new to them."""
+class StoredMemoryState(models.Model):
+    """The scheduling core's MemoryState as columns: a card's memory, or a quiz question's."""
 
-    learner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="card_memories")
-    card = models.ForeignKey(Card, on_delete=models.PROTECT, related_name="memories")
     stage = models.SmallIntegerField(choices=STAGE_CHOICES)
     step = models.SmallIntegerField(null=True, blank=True)
     stability = models.FloatField()
     difficulty = models.FloatField()
     due = models.DateTimeField()
     last_review = models.DateTimeField()
-    first_review = models.DateTimeField()
     reps = models.IntegerField(default=0)
     lapses = models.IntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        abstract = True
+
+
+class CardMemory(StoredMemoryState):
+    """A learner's current memory of a card; no row means the card is new to them."""
+
+    learner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="card_memories")
+    card = models.ForeignKey(Card, on_delete=models.PROTECT, related_name="memories")
+    first_review = models.DateTimeField()
     is_leech = models.BooleanField(default=False)
     suspended = models.BooleanField(default=False)
-    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         verbose_name_plural = "card memories"

@@ -6,7 +6,7 @@ import uuid
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Protocol
+from typing import Any
 
 from django.db import IntegrityError, transaction
 
@@ -18,7 +18,7 @@ from apps.srs.config import (
     scheduler_config_from_json,
     scheduling_settings_get,
 )
-from apps.srs.models import CardMemory, ReviewKind, ReviewLog, ReviewSource, SchedulingSettings
+from apps.srs.models import CardMemory, ReviewKind, ReviewLog, ReviewSource, SchedulingSettings, StoredMemoryState
 from apps.srs.scheduling import MemoryStage, MemoryState, Rating, ReviewEvent
 
 # Phones' clocks drift; a review stamped a little ahead of the server's clock is still accepted.
@@ -52,20 +52,7 @@ class ReviewOutcome:
     replayed: bool = False
 
 
-class StoredMemory(Protocol):
-    """A row holding a memory state: a card's (CardMemory) or a quiz question's."""
-
-    stage: int
-    step: int | None
-    stability: float
-    difficulty: float
-    due: datetime
-    last_review: datetime
-    reps: int
-    lapses: int
-
-
-def memory_state_of(memory: StoredMemory | None) -> MemoryState | None:
+def memory_state_of(memory: StoredMemoryState | None) -> MemoryState | None:
     """The row as the scheduling core's MemoryState; the one place that reads a stored state's fields."""
     if memory is None:
         return None
@@ -81,7 +68,7 @@ def memory_state_of(memory: StoredMemory | None) -> MemoryState | None:
     )
 
 
-def memory_state_store(memory: StoredMemory, state: MemoryState) -> None:
+def memory_state_store(memory: StoredMemoryState, state: MemoryState) -> None:
     """Copy a scheduling state onto its row (unsaved); the one place that writes a stored state's fields."""
     memory.stage = int(state.stage)
     memory.step = state.step
