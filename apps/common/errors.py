@@ -48,6 +48,12 @@ class Conflict(DomainError):
     code = "conflict"
 
 
+class IdempotencyKeyReused(Conflict):
+    """A client-made id that was already recorded with a different payload: the new write is refused, not merged."""
+
+    code = "idempotency_key_reused"
+
+
 class RequestTooLarge(DomainError):
     status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
     code = "too_large"
