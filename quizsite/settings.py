@@ -57,6 +57,8 @@ INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
+    # Before staticfiles: runserver (`make run`) leaves static files to WhiteNoise, as in production.
+    "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "rest_framework",
     "rest_framework.authtoken",
@@ -163,8 +165,15 @@ STORAGES = {
     },
 }
 
+# WhiteNoise keeps its own table of media types, which lacks glTF: without these, models go out as
+# application/octet-stream and browsers' 3D loaders cannot tell the format.
+WHITENOISE_MIMETYPES = {".glb": "model/gltf-binary", ".gltf": "model/gltf+json"}
+
+# Explorer scene models ship as static files under this folder (apps/explore/static/explorer/, written by
+# `python manage.py build_explorer_models`), so the default base URL below serves them from this server.
+EXPLORER_STATIC_DIR = "explorer"
 # Where clients fetch explorer scene models from; scenes store a path relative to this.
-EXPLORER_ASSET_BASE_URL = os.environ.get("EXPLORER_ASSET_BASE_URL", "/static/explorer/")
+EXPLORER_ASSET_BASE_URL = os.environ.get("EXPLORER_ASSET_BASE_URL", f"/{STATIC_URL}{EXPLORER_STATIC_DIR}/")
 
 EMAIL_BACKEND = os.environ.get(
     "EMAIL_BACKEND",
@@ -190,7 +199,7 @@ REST_FRAMEWORK: dict[str, Any] = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["apps.common.parsers.StrictJSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PAGINATION_CLASS": "apps.common.pagination.PageNumberPagination",
     "DEFAULT_SCHEMA_CLASS": "apps.common.schema.AutoSchema",
@@ -211,6 +220,13 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "SCHEMA_PATH_PREFIX": "/api/v1",
     "COMPONENT_SPLIT_REQUEST": True,
+    # 3.1: a nullable object is oneOf [$ref, null], which strict validators accept for null; 3.0's
+    # allOf [$ref] + nullable refuses it, so generated clients would reject a valid response.
+    "OAS_VERSION": "3.1.0",
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "apps.common.schema.nullable_as_json_schema",
+    ],
     # The docs page's scripts come from this install, so it works without internet access.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

@@ -22,7 +22,7 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from apps.content.models import Card, Course, Deck
+from apps.content.models import Card, Course, Deck, Question
 from apps.exercises.models import Submission
 from apps.explore.models import RegionVisit
 from apps.games.models import MatchAttempt, MatchBoard, MatchItem
@@ -100,8 +100,10 @@ def owner(shipped_course) -> Owner:
     assert not ok(client.post(f"{API}match/{board_id}/attempts/", wrong, format="json"), 201)["correct"]
 
     # Quizzes: an unfinished attempt with one answer (and so a question memory).
-    attempt_id = ok(client.post(f"{API}quizzes/{QUIZ}/attempts/", {}, format="json"), 201)["id"]
-    answer = {"question": "caching-large-datasets", "choice": "a"}
+    attempt = ok(client.post(f"{API}quizzes/{QUIZ}/attempts/", {}, format="json"), 201)
+    attempt_id = attempt["id"]
+    shown = next(q for q in attempt["questions"] if q["slug"] == "caching-large-datasets")
+    answer = {"question": shown["slug"], "choice": shown["choices"][0]["key"]}
     ok(client.post(f"{API}quiz-attempts/{attempt_id}/answers/", answer, format="json"), 201)
 
     # Explorer and exercises.
@@ -155,6 +157,12 @@ def snapshot(user: Any) -> dict[str, Any]:
     return rows
 
 
+def first_choice_id(owner: Owner) -> str:
+    """Choices are answered by the attempt's random ids; any one of them is a valid answer."""
+    attempt = QuizAttempt.objects.get(pk=owner.attempt_id)
+    return attempt.choice_ids_of(Question.objects.get(slug=QUESTION).pk)[0]
+
+
 # Every route with an id, and what another learner's request to it sends: (method, url, body) from A's ids.
 Call = tuple[str, str, dict[str, Any] | None]
 ID_ROUTES: dict[str, Callable[[Owner], Call]] = {
@@ -170,7 +178,7 @@ ID_ROUTES: dict[str, Callable[[Owner], Call]] = {
     "quiz-attempts/<int:attempt_id>/answers/": lambda a: (
         "post",
         f"quiz-attempts/{a.attempt_id}/answers/",
-        {"question": QUESTION, "choice": "a"},
+        {"question": QUESTION, "choice": first_choice_id(a)},
     ),
     "quiz-attempts/<int:attempt_id>/finish/": lambda a: ("post", f"quiz-attempts/{a.attempt_id}/finish/", None),
     "submissions/<int:submission_id>/": lambda a: ("get", f"submissions/{a.submission_id}/", None),

@@ -35,6 +35,7 @@ from apps.accounts.services import (
     token_revoke,
 )
 from apps.common.throttling import ScopedAddressRateThrottle
+from apps.common.validation import body_checked
 
 
 class TokenObtainView(APIView):
@@ -74,9 +75,14 @@ class RegisterView(APIView):
         ),
     )
     def post(self, request: Request) -> Response:
-        body = RegisterInput(data=request.data)
-        body.is_valid(raise_exception=True)
-        registered = account_register(**body.validated_data)
+        values, refused = body_checked(RegisterInput(data=request.data))
+        registered = account_register(
+            email=values.get("email"),
+            password=values.get("password"),
+            display_name=values.get("display_name"),
+            timezone=values.get("timezone"),
+            refused=refused,
+        )
         data = RegisterOutput({"token": registered.token.key, "user": account_get(learner=registered.user)}).data
         return Response(data, status=status.HTTP_201_CREATED)
 

@@ -7,6 +7,7 @@ one per row) and nest child rows in Python.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
@@ -38,8 +39,16 @@ _USER_FIELDS = (
 )
 
 
+def _portable(value: Any) -> Any:
+    # A float column may hold NaN or an infinity, which JSON has no number for: they are written as
+    # the words JavaScript uses for them, so the export stays valid JSON and loses nothing.
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value).replace("inf", "Infinity").replace("nan", "NaN")
+    return value
+
+
 def _rows(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    return [dict(row) for row in rows]
+    return [{name: _portable(value) for name, value in row.items()} for row in rows]
 
 
 def _first(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
@@ -52,7 +61,7 @@ def _grouped(rows: Iterable[Mapping[str, Any]], *, key: str) -> dict[Any, list[d
     groups: dict[Any, list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         child = dict(row)
-        groups[child.pop(key)].append(child)
+        groups[child.pop(key)].append({name: _portable(value) for name, value in child.items()})
     return groups
 
 
@@ -155,7 +164,15 @@ def games_export(learner: Any) -> dict[str, Any]:
     attempts = _grouped(
         MatchAttempt.objects.filter(board__learner=learner)
         .order_by("board_id", "attempted_at", "pk")
-        .values("board_id", "term_item_id", "definition_item_id", "correct", "attempted_at", "penalty_ms"),
+        .values(
+            "board_id",
+            "term_item_id",
+            "definition_item_id",
+            "correct",
+            "attempted_at",
+            "penalty_ms",
+            "client_attempt_id",
+        ),
         key="board_id",
     )
     boards = _rows(
@@ -238,6 +255,7 @@ def exercises_export(learner: Any) -> dict[str, Any]:
                 "id",
                 "exercise__slug",
                 "code",
+                "client_submission_id",
                 "status",
                 "verdict",
                 "score",

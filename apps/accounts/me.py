@@ -70,12 +70,23 @@ def _reminder_errors(changes: Mapping[str, Any]) -> dict[str, list[str]]:
     return {}
 
 
-def account_update(*, learner: Any, changes: Mapping[str, Any]) -> Account:
-    """Apply a change to any parts of the account, all or nothing, with every part's problems reported."""
-    if unknown := unknown_fields(changes):
-        names = ", ".join(unknown)
-        raise ProfileInvalid(f"These fields cannot be changed: {names}; nothing was changed.", fields=unknown)
-    errors: dict[str, list[str]] = {}
+def _merge(errors: dict[str, list[str]], more: Mapping[str, list[str]]) -> None:
+    # A field the request gave badly may also break a rule of its section: both messages are kept.
+    for name, messages in more.items():
+        kept = errors.setdefault(name, [])
+        kept.extend(message for message in messages if message not in kept)
+
+
+def account_update(
+    *, learner: Any, changes: Mapping[str, Any], refused: Mapping[str, list[str]] | None = None
+) -> Account:
+    """Apply a change to any parts of the account, all or nothing, with every part's problems reported.
+
+    `refused`: fields the request already failed to give usably, by dotted name; reported together
+    with the problems of the changes given, and nothing is changed.
+    """
+    errors: dict[str, list[str]] = {name: list(messages) for name, messages in (refused or {}).items()}
+    _merge(errors, unknown_fields(changes))
     scheduling: SchedulingSettings | None = None
     reminders: ReminderPreference | None = None
     with transaction.atomic():
@@ -85,17 +96,17 @@ def account_update(*, learner: Any, changes: Mapping[str, Any]) -> Account:
         if profile_changes:
             try:
                 learner_profile_update(learner=learner, changes=profile_changes)
-            except ProfileInvalid as refused:
-                errors |= refused.fields
+            except ProfileInvalid as invalid:
+                _merge(errors, invalid.fields)
         if "scheduling" in changes:
             try:
                 scheduling = scheduling_settings_update(learner=learner, changes=changes["scheduling"])
-            except SettingsInvalid as refused:
-                errors |= {f"scheduling.{name}": messages for name, messages in refused.fields.items()}
+            except SettingsInvalid as invalid:
+                _merge(errors, {f"scheduling.{name}": messages for name, messages in invalid.fields.items()})
         if "email_settings" in changes:
             email = changes["email_settings"]
             if reminder_errors := _reminder_errors(email):
-                errors |= {f"email_settings.{name}": messages for name, messages in reminder_errors.items()}
+                _merge(errors, {f"email_settings.{name}": messages for name, messages in reminder_errors.items()})
             elif email:
                 reminders = reminder_preference_update(
                     learner=learner, enabled=email.get("review_reminders"), local_hour=email.get("reminder_hour")

@@ -15,6 +15,7 @@ from apps.accounts.me import account_get, account_update
 from apps.accounts.profile_serializers import MeInput, MeOutput
 from apps.accounts.serializers import AccountDeleteInput
 from apps.accounts.services import account_delete
+from apps.common.validation import body_checked
 
 
 class MeView(APIView):
@@ -33,21 +34,21 @@ class MeView(APIView):
         ),
     )
     def patch(self, request: Request) -> Response:
-        body = MeInput(data=request.data, partial=True)
-        body.is_valid(raise_exception=True)
-        return Response(MeOutput(account_update(learner=request.user, changes=body.validated_data)).data)
+        changes, refused = body_checked(MeInput(data=request.data, partial=True))
+        return Response(MeOutput(account_update(learner=request.user, changes=changes, refused=refused)).data)
 
+
+class MeDeleteView(APIView):
     @extend_schema(
         summary="Delete the account and everything stored about it",
         request=AccountDeleteInput,
         responses={204: OpenApiResponse(description="Deleted; the API token no longer works.")},
         description=(
-            'Send the password as the JSON body, {"password": "..."} (OpenAPI 3.0 cannot describe a body '
-            "on DELETE). A wrong or missing password is a 400 and deletes nothing. Staff may delete their "
-            "own account too."
+            "A POST, so that the password confirming it travels in a JSON body that every client can send. "
+            "A wrong or missing password is a 400 and deletes nothing. Staff may delete their own account too."
         ),
     )
-    def delete(self, request: Request) -> Response:
+    def post(self, request: Request) -> Response:
         body = AccountDeleteInput(data=request.data)
         body.is_valid(raise_exception=True)
         account_delete(user=request.user, password=body.validated_data["password"])

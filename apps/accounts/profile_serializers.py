@@ -8,46 +8,71 @@ from rest_framework import serializers
 
 from apps.accounts.me import REMINDER_HOUR_RANGE, Account, unknown_fields
 from apps.accounts.models import DISPLAY_NAME_MAX_LENGTH
+from apps.common.fields import JSONBooleanField, JSONIntegerField, JSONNumberField, SingleLineCharField
+from apps.common.schema import body_rules
+from apps.srs.learner_settings import (
+    DAY_START_HOUR_RANGE,
+    MAX_REVIEWS_PER_DAY_RANGE,
+    NEW_CARDS_PER_DAY_RANGE,
+    RETENTION_RANGE,
+)
 
 
+@body_rules(
+    closed=True,
+    ranges={
+        "desired_retention": RETENTION_RANGE,
+        "new_cards_per_day": NEW_CARDS_PER_DAY_RANGE,
+        "max_reviews_per_day": MAX_REVIEWS_PER_DAY_RANGE,
+        "day_start_hour": DAY_START_HOUR_RANGE,
+    },
+)
 class MeSchedulingInput(serializers.Serializer):
     """Types only: the ranges and what a time zone is are apps.srs's, as on /settings/scheduling/."""
 
-    timezone = serializers.CharField(required=False, help_text="IANA time zone name, e.g. Europe/Paris.")
-    day_start_hour = serializers.IntegerField(required=False, help_text="Local hour the learner's day starts, 0-23.")
-    desired_retention = serializers.FloatField(required=False, help_text="Target recall at review, 0.70-0.99.")
-    new_cards_per_day = serializers.IntegerField(required=False, help_text="0-9999.")
-    max_reviews_per_day = serializers.IntegerField(required=False, help_text="0-99999.")
+    timezone = SingleLineCharField(required=False, help_text="IANA time zone name, e.g. Europe/Paris.")
+    day_start_hour = JSONIntegerField(required=False, help_text="Local hour the learner's day starts, 0-23.")
+    desired_retention = JSONNumberField(required=False, help_text="Target recall at review, 0.70-0.99.")
+    new_cards_per_day = JSONIntegerField(required=False, help_text="0-9999.")
+    max_reviews_per_day = JSONIntegerField(required=False, help_text="0-99999.")
 
 
+@body_rules(closed=True, ranges={"reminder_hour": REMINDER_HOUR_RANGE})
 class MeEmailSettingsInput(serializers.Serializer):
-    review_reminders = serializers.BooleanField(required=False, help_text="Email a reminder when cards are due.")
-    reminder_hour = serializers.IntegerField(
+    review_reminders = JSONBooleanField(required=False, help_text="Email a reminder when cards are due.")
+    reminder_hour = JSONIntegerField(
         required=False, help_text=f"Local hour to send it at, {REMINDER_HOUR_RANGE[0]}-{REMINDER_HOUR_RANGE[1]}."
     )
 
 
+@body_rules(closed=True)
 class MeInput(serializers.Serializer):
     """Every field and section optional; the rules between fields are the services'."""
 
-    display_name = serializers.CharField(
+    display_name = SingleLineCharField(
         max_length=DISPLAY_NAME_MAX_LENGTH,
         allow_blank=True,
         required=False,
         help_text="Shown on leaderboards instead of the username; blank for none.",
     )
-    show_on_leaderboards = serializers.BooleanField(
+    show_on_leaderboards = JSONBooleanField(
         required=False, help_text="Appear on leaderboards under the display name (which must then be set)."
     )
     scheduling = MeSchedulingInput(required=False)
     email_settings = MeEmailSettingsInput(required=False)
 
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        # Read-only and misspelt fields would otherwise be dropped silently and look as if they were saved.
-        initial = self.initial_data if isinstance(self.initial_data, dict) else {}
-        if unknown := unknown_fields(initial):
+    def to_internal_value(self, data: Any) -> dict[str, Any]:
+        # Read-only and misspelt fields would otherwise be dropped silently and look as if they were
+        # saved; they are named together with the other fields' errors, not after them.
+        unknown = unknown_fields(data) if isinstance(data, dict) else {}
+        try:
+            values: dict[str, Any] = super().to_internal_value(data)
+        except serializers.ValidationError as invalid:
+            detail = invalid.detail if isinstance(invalid.detail, dict) else {}
+            raise serializers.ValidationError({**unknown, **detail}) from None
+        if unknown:
             raise serializers.ValidationError(unknown)
-        return attrs
+        return values
 
 
 class MeSchedulingOutput(serializers.Serializer):

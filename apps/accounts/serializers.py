@@ -4,19 +4,20 @@ from rest_framework import serializers
 
 from apps.accounts.models import DISPLAY_NAME_MAX_LENGTH
 from apps.accounts.profile_serializers import MeOutput
+from apps.common.fields import CleanEmailField, SingleLineCharField
 
 _PASSWORD_MAX_LENGTH = 256
 
 
 def _password(help_text: str) -> serializers.CharField:
-    return serializers.CharField(
+    return SingleLineCharField(
         max_length=_PASSWORD_MAX_LENGTH, trim_whitespace=False, style={"input_type": "password"}, help_text=help_text
     )
 
 
 class TokenObtainInput(serializers.Serializer):
-    username = serializers.CharField(max_length=150)
-    password = serializers.CharField(max_length=256, trim_whitespace=False, style={"input_type": "password"})
+    username = SingleLineCharField(max_length=150)
+    password = SingleLineCharField(max_length=256, trim_whitespace=False, style={"input_type": "password"})
 
 
 class TokenObtainOutput(serializers.Serializer):
@@ -25,12 +26,12 @@ class TokenObtainOutput(serializers.Serializer):
 
 class RegisterInput(serializers.Serializer):
     # The email becomes the username, whose column holds 150 characters.
-    email = serializers.EmailField(max_length=150, help_text="Also the username; compared without regard to case.")
+    email = CleanEmailField(max_length=150, help_text="Also the username; compared without regard to case.")
     password = _password("Checked by the password rules: length, similarity to the email, common and all-digit.")
-    display_name = serializers.CharField(
+    display_name = SingleLineCharField(
         max_length=DISPLAY_NAME_MAX_LENGTH, help_text="Shown to other learners, e.g. on leaderboards if opted in."
     )
-    timezone = serializers.CharField(max_length=64, help_text="IANA time zone name, e.g. Europe/Paris.")
+    timezone = SingleLineCharField(max_length=64, help_text="IANA time zone name, e.g. Europe/Paris.")
 
 
 class RegisterOutput(serializers.Serializer):
@@ -39,7 +40,7 @@ class RegisterOutput(serializers.Serializer):
 
 
 class LoginInput(serializers.Serializer):
-    email = serializers.CharField(max_length=254)
+    email = SingleLineCharField(max_length=254)
     password = _password("The account's password.")
 
 
@@ -49,7 +50,7 @@ class PasswordChangeInput(serializers.Serializer):
 
 
 class PasswordResetInput(serializers.Serializer):
-    email = serializers.CharField(max_length=254)
+    email = SingleLineCharField(max_length=254)
 
 
 class PasswordResetAcceptedOutput(serializers.Serializer):
@@ -57,8 +58,8 @@ class PasswordResetAcceptedOutput(serializers.Serializer):
 
 
 class PasswordResetConfirmInput(serializers.Serializer):
-    uid = serializers.CharField(max_length=64, help_text="From the reset link.")
-    token = serializers.CharField(max_length=128, help_text="From the reset link.")
+    uid = SingleLineCharField(max_length=64, help_text="From the reset link.")
+    token = SingleLineCharField(max_length=128, help_text="From the reset link.")
     new_password = _password("Checked by the password rules.")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import secrets
 import smtplib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
@@ -122,25 +123,42 @@ class Registered:
     token: Token
 
 
-def account_register(*, email: str, password: str, display_name: str, timezone: str) -> Registered:
-    """A new learner account, signed in; every problem with the request is reported at once."""
-    email = normalize_email(email)
-    display_name = display_name.strip()
-    user = get_user_model()(username=email, email=email)
-    errors: dict[str, list[str]] = {}
-    if _email_taken(email):
+def account_register(
+    *,
+    email: str | None,
+    password: str | None,
+    display_name: str | None,
+    timezone: str | None,
+    refused: Mapping[str, list[str]] | None = None,
+) -> Registered:
+    """A new learner account, signed in; every problem with the request is reported at once.
+
+    A value is None when the request did not give a usable one; `refused` says why, by field, and
+    is reported together with what is found wrong with the values that were given.
+    """
+    errors: dict[str, list[str]] = dict(refused or {})
+    email = normalize_email(email) if email is not None else None
+    user = get_user_model()(username=email or "", email=email or "")
+    if email is not None and _email_taken(email):
         errors["email"] = ["An account with this email already exists."]
-    if password_errors := _password_errors(password, user):
+    if password is not None and (password_errors := _password_errors(password, user)):
         errors["password"] = password_errors
-    if not display_name:
-        errors["display_name"] = ["Choose a display name."]
-    else:
-        errors |= learner_profile_errors({"display_name": display_name, "show_on_leaderboards": False})
-    # The settings service owns what a valid time zone is; asking it keeps the two endpoints in step.
-    defaults = scheduling_settings_values(SchedulingSettings())
-    if zone_errors := scheduling_settings_errors(defaults | {"timezone": timezone}).get("timezone"):
-        errors["timezone"] = zone_errors
-    if errors:
+    if display_name is not None:
+        display_name = display_name.strip()
+        if not display_name:
+            errors["display_name"] = ["Choose a display name."]
+        else:
+            errors |= learner_profile_errors({"display_name": display_name, "show_on_leaderboards": False})
+    if timezone is not None:
+        # The settings service owns what a valid time zone is; asking it keeps the two endpoints in step.
+        defaults = scheduling_settings_values(SchedulingSettings())
+        if zone_errors := scheduling_settings_errors(defaults | {"timezone": timezone}).get("timezone"):
+            errors["timezone"] = zone_errors
+    given = {"email": email, "password": password, "display_name": display_name, "timezone": timezone}
+    for name, value in given.items():
+        if value is None and name not in errors:
+            errors[name] = ["This field is required."]
+    if errors or email is None or password is None or display_name is None or timezone is None:
         raise _invalid(errors, prefix="The account was not created")
     try:
         with transaction.atomic():
@@ -188,11 +206,17 @@ def token_revoke(*, token: Token) -> None:
 
 
 def password_change(*, user: Any, current_password: str, new_password: str) -> Token:
-    """Set a new password and a new token: the device making the change stays signed in, no other."""
+    """Set a new password and a new token: the device making the change stays signed in, no other.
+
+    A wrong current password and a new one that breaks a rule are reported together.
+    """
+    errors: dict[str, list[str]] = {}
     if not user.check_password(current_password):
-        raise _invalid({"current_password": ["The current password is wrong."]}, prefix="The password was not changed")
-    if errors := _password_errors(new_password, user):
-        raise _invalid({"new_password": errors}, prefix="The password was not changed")
+        errors["current_password"] = ["The current password is wrong."]
+    if new_password_errors := _password_errors(new_password, user):
+        errors["new_password"] = new_password_errors
+    if errors:
+        raise _invalid(errors, prefix="The password was not changed")
     with transaction.atomic():
         user.set_password(new_password)
         user.save(update_fields=["password"])

@@ -11,7 +11,7 @@ from apps.accounts.api import (
     RegisterView,
     TokenObtainView,
 )
-from apps.accounts.profile_api import MeExportView, MeView
+from apps.accounts.profile_api import MeDeleteView, MeExportView, MeView
 
 urlpatterns = [
     path("auth/token/", TokenObtainView.as_view(), name="auth-token"),
@@ -23,4 +23,5 @@ urlpatterns = [
     path("auth/password/reset/confirm/", PasswordResetConfirmView.as_view(), name="auth-password-reset-confirm"),
     path("me/", MeView.as_view(), name="me"),
     path("me/export/", MeExportView.as_view(), name="me-export"),
+    path("me/delete/", MeDeleteView.as_view(), name="me-delete"),
 ]

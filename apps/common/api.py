@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.common.health import broker_health, database_health, worker_health
+from apps.common.schema import error_statuses
 
 _component = inline_serializer("ComponentHealth", {"ok": serializers.BooleanField(), "detail": serializers.CharField()})
 
@@ -34,6 +35,7 @@ class HealthView(APIView):
             for code in (200, 503)
         },
     )
+    @error_statuses(503)
     def get(self, request: Request) -> Response:
         database = database_health()
         broker = broker_health()

@@ -1,10 +1,57 @@
-"""Page-number pagination with a client-chosen page size, capped."""
+"""Page-number pagination with a client-chosen page size, capped; a malformed page or size is a 400."""
 
-from rest_framework import pagination
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.paginator import Paginator
+from rest_framework import pagination, serializers
+from rest_framework.request import Request
+
+from apps.common.query import QueryIntegerField, query_params_validate
+
+DEFAULT_PAGE_SIZE = 50
+# Large enough for a whole deck in one call, small enough to bound a response.
+MAX_PAGE_SIZE = 200
+
+
+class PageQuery(serializers.Serializer):
+    page = QueryIntegerField(min_value=1, required=False, help_text="Page number, from 1.")
+    page_size = QueryIntegerField(
+        min_value=1, max_value=MAX_PAGE_SIZE, required=False, help_text=f"Items per page, 1 to {MAX_PAGE_SIZE}."
+    )
 
 
 class PageNumberPagination(pagination.PageNumberPagination):
-    page_size = 50
+    """DRF's, except that `page` and `page_size` are validated: DRF falls back to defaults (or clamps)
+    on any value it cannot use, so a client's bug would pass unnoticed."""
+
+    page_size = DEFAULT_PAGE_SIZE
     page_size_query_param = "page_size"
-    # Large enough for a whole deck in one call, small enough to bound a response.
-    max_page_size = 200
+    max_page_size = MAX_PAGE_SIZE
+    # Only numbers: the schema says page is an integer.
+    last_page_strings = ()
+
+    def _query(self, request: Request) -> dict[str, Any]:
+        return query_params_validate(query_params=request.query_params, serializer_class=PageQuery)
+
+    def get_page_size(self, request: Request) -> int:
+        size: int = self._query(request).get("page_size", self.page_size)
+        return size
+
+    def get_page_number(self, request: Request, paginator: Paginator) -> int:
+        number: int = self._query(request).get("page", 1)
+        return number
+
+    def get_paginated_response_schema(self, schema: dict[str, Any]) -> dict[str, Any]:
+        # Every page carries all four keys (next and previous as null at the ends).
+        paginated: dict[str, Any] = super().get_paginated_response_schema(schema)
+        paginated["required"] = ["count", "next", "previous", "results"]
+        return paginated
+
+    def get_schema_operation_parameters(self, view: Any) -> list[dict[str, Any]]:
+        parameters: list[dict[str, Any]] = super().get_schema_operation_parameters(view)
+        bounds = {"page": {"minimum": 1}, "page_size": {"minimum": 1, "maximum": MAX_PAGE_SIZE}}
+        for parameter in parameters:
+            parameter["schema"] = {**parameter["schema"], **bounds.get(parameter["name"], {})}
+        return parameters

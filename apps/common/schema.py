@@ -1,13 +1,49 @@
-"""OpenAPI generation: every operation documents the error shape for the errors it can return."""
+"""OpenAPI generation: each operation lists every status it can answer, and responses say what is always sent."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
+from django.conf import settings
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
+from drf_spectacular.plumbing import build_parameter_type
+from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
+from rest_framework.fields import empty
+from rest_framework.permissions import AllowAny
 
 from apps.common.throttling import throttle_may_refuse
+
+Declared = TypeVar("Declared", bound=Callable[..., Any] | type)
+
+# What each error status means on this API; every one of them has the body of ErrorSerializer.
+ERROR_DESCRIPTIONS: dict[int, str] = {
+    400: "The request is invalid: a malformed body or query parameter, or a value a rule refuses. "
+    "error.fields names every problem at once, by dotted path.",
+    401: "Not signed in: no credentials, or a token that is unknown or revoked.",
+    403: "Not allowed: a session sign-in without its CSRF token, or an action this account may not take.",
+    404: "Nothing with this id or slug, or it belongs to another learner.",
+    409: "Refused because of what is already stored; nothing was changed. error.code says why, e.g. "
+    "idempotency_key_reused when a client-made id was already used with a different payload.",
+    413: "The request body is larger than the server accepts (code too_large).",
+    415: "The body is not JSON: send Content-Type: application/json.",
+    429: "Too many requests (code throttled or locked_out): try again after Retry-After seconds.",
+    500: "Something went wrong on the server; it has been logged.",
+    503: "A service this operation needs is not available; try again later.",
+}
+
+# Methods whose body the server may receive, and so refuse for its size (RequestBodyLimitMiddleware).
+_BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+_RETRY_AFTER_HEADER = {
+    "Retry-After": {
+        "schema": {"type": "integer", "minimum": 1},
+        "description": "Whole seconds to wait before trying again.",
+        "required": True,
+    }
+}
 
 
 class ErrorDetailSerializer(serializers.Serializer):
@@ -24,22 +60,175 @@ class ErrorSerializer(serializers.Serializer):
     error = ErrorDetailSerializer()
 
 
+def error_statuses(*statuses: int) -> Callable[[Declared], Declared]:
+    """Declares the error statuses of an operation that its view alone does not imply.
+
+    The schema derives the generic ones (400 for a body or query parameters, 401 and 403 for a
+    signed-in view, 404 for path parameters, 413, 415, 429, 500); put this on a view method (one
+    operation) or a view class (all of them) for the rest, such as 409 for a conflict with stored
+    data or 404 for a body that names a row."""
+    unknown = set(statuses) - set(ERROR_DESCRIPTIONS)
+    if unknown:
+        raise ValueError(f"No error description for the statuses {sorted(unknown)}: add them to ERROR_DESCRIPTIONS.")
+
+    def declare(target: Declared) -> Declared:
+        target.error_statuses = frozenset(statuses)  # type: ignore[union-attr]
+        return target
+
+    return declare
+
+
+@dataclass(frozen=True)
+class BodyRules:
+    """What a request body's serializer does not say itself, because a service checks it."""
+
+    closed: bool = False
+    exactly_one_of: tuple[str, ...] = ()
+    ranges: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+
+
+def body_rules(
+    *,
+    closed: bool = False,
+    exactly_one_of: tuple[str, ...] = (),
+    ranges: Mapping[str, tuple[float, float]] | None = None,
+) -> Callable[[Declared], Declared]:
+    """Documents rules on a request serializer that the server enforces outside the serializer's fields.
+
+    closed: unknown fields are refused (400), not ignored. exactly_one_of: one, and only one, of these
+    fields must be sent. ranges: inclusive bounds of number fields that a service checks, so that it can
+    report them together with its other findings."""
+
+    def declare(target: Declared) -> Declared:
+        target.body_rules = BodyRules(closed, exactly_one_of, dict(ranges or {}))  # type: ignore[union-attr]
+        return target
+
+    return declare
+
+
+def _apply_body_rules(schema: dict[str, Any], rules: BodyRules) -> None:
+    if rules.closed:
+        schema["additionalProperties"] = False
+    if rules.exactly_one_of:
+        schema["oneOf"] = [{"required": [name]} for name in rules.exactly_one_of]
+    for name, (low, high) in rules.ranges.items():
+        schema["properties"][name].update(minimum=low, maximum=high)
+
+
+def _always_sent(field: serializers.Field, serializer: serializers.Serializer) -> bool:
+    """Whether DRF always writes the field when it serializes, so a response schema must require it.
+
+    DRF leaves a field out only when its source is missing and it is optional without a default or
+    null; fields a ModelSerializer makes from model columns always have their source."""
+    declared = field.field_name in getattr(serializer, "_declared_fields", {})
+    skippable = not field.required and field.default is empty and not field.allow_null
+    return field.read_only or not (declared and skippable)
+
+
 class AutoSchema(SpectacularAutoSchema):
-    def _get_response_bodies(self, direction: Literal["request", "response"] = "response") -> dict[str, Any]:
-        responses: dict[str, Any] = super()._get_response_bodies(direction)
-        # Any operation may get a 400: a malformed body, or a query parameter it cannot use.
-        error_codes = ["400", "401", "403", "404", "405", "500"]
-        if self.method in {"POST", "PUT", "PATCH"}:
-            error_codes = ["415", *error_codes]
-        if not self.view.get_permissions() or all(
-            type(permission).__name__ == "AllowAny" for permission in self.view.get_permissions()
-        ):
-            error_codes = [code for code in error_codes if code not in {"401", "403"}]
-        if self.method in {"POST", "PUT", "PATCH"}:
-            # RequestBodyLimitMiddleware refuses a body over DATA_UPLOAD_MAX_MEMORY_SIZE.
-            error_codes.append("413")
+    def get_operation(self, *args: Any, **kwargs: Any) -> dict[str, Any] | None:
+        operation: dict[str, Any] | None = super().get_operation(*args, **kwargs)
+        if operation is None:
+            return None
+        responses: dict[str, Any] = operation["responses"]
+        for status in self._error_statuses(operation):
+            responses.setdefault(str(status), self._error_response(status))
+        operation["responses"] = dict(sorted(responses.items()))
+        return operation
+
+    def _process_override_parameters(self, direction: str = "request") -> dict[tuple[str, str], Any]:
+        result: dict[tuple[str, str], Any] = super()._process_override_parameters(direction)
+        # A view that reads its query through a nested Query serializer documents exactly that
+        # serializer's rules (types, ranges, slugs), keeping a hand-written parameter's description.
+        query = getattr(self.view, "Query", None)
+        if self.method != "GET" or not (isinstance(query, type) and issubclass(query, serializers.Serializer)):
+            return result
+        mapped = self._map_serializer(query(), "request")
+        for name, schema in mapped["properties"].items():
+            written = result.get((name, OpenApiParameter.QUERY)) or {}
+            result[name, OpenApiParameter.QUERY] = build_parameter_type(
+                name=name,
+                schema=schema,
+                location=OpenApiParameter.QUERY,
+                required=name in mapped.get("required", []),
+                description=schema.pop("description", None) or written.get("description"),
+            )
+        return result
+
+    def _error_statuses(self, operation: dict[str, Any]) -> set[int]:
+        parameters = operation.get("parameters", [])
+        has_body = "requestBody" in operation
+        statuses = {500, *self._declared_error_statuses()}
+        if has_body or any(parameter["in"] == "query" for parameter in parameters):
+            statuses.add(400)
+        if has_body:
+            statuses.add(415)
+        if any(parameter["in"] == "path" for parameter in parameters) or self._paginated():
+            # A page past the last is a 404 too (DRF's "Invalid page.").
+            statuses.add(404)
+        if self.method in _BODY_METHODS and settings.DATA_UPLOAD_MAX_MEMORY_SIZE is not None:
+            statuses.add(413)
+        if not all(isinstance(permission, AllowAny) for permission in self.view.get_permissions()):
+            statuses |= {401, 403}
         if throttle_may_refuse(self.view, self.method):
-            error_codes.append("429")
-        for code in error_codes:
-            responses.setdefault(code, self._get_response_for_code(ErrorSerializer, code))
-        return responses
+            statuses.add(429)
+        return statuses
+
+    def _paginated(self) -> bool:
+        return bool(self._is_list_view() and self._get_paginator())
+
+    def _declared_error_statuses(self) -> frozenset[int]:
+        handler = getattr(self.view, self.method.lower(), None)
+        declared = getattr(handler, "error_statuses", None) or getattr(self.view, "error_statuses", None)
+        return frozenset(declared or ())
+
+    def _error_response(self, status: int) -> dict[str, Any]:
+        component = self.resolve_serializer(ErrorSerializer, "response")
+        response: dict[str, Any] = {
+            "description": ERROR_DESCRIPTIONS[status],
+            "content": {"application/json": {"schema": component.ref}},
+        }
+        if status == 429:
+            response["headers"] = _RETRY_AFTER_HEADER
+        return response
+
+    def _map_basic_serializer(self, serializer: Any, direction: str) -> dict[str, Any]:
+        schema: dict[str, Any] = super()._map_basic_serializer(serializer, direction)
+        rules: BodyRules | None = getattr(serializer, "body_rules", None)
+        if direction == "request" and rules is not None:
+            _apply_body_rules(schema, rules)
+        if direction == "response" and "properties" in schema:
+            fields = serializer.fields if isinstance(serializer, serializers.Serializer) else {}
+            required = [
+                name for name in schema["properties"] if name not in fields or _always_sent(fields[name], serializer)
+            ]
+            if required:
+                schema["required"] = required
+        return schema
+
+
+def _nullable_as_json_schema(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_nullable_as_json_schema(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    node = {key: _nullable_as_json_schema(value) for key, value in node.items()}
+    if node.pop("nullable", False):
+        if "type" in node:
+            types = node["type"] if isinstance(node["type"], list) else [node["type"]]
+            node["type"] = [*types, *(["null"] if "null" not in types else [])]
+        else:
+            parts = node.pop("allOf", None) or [
+                {key: node.pop(key) for key in ("$ref", "oneOf", "anyOf") if key in node}
+            ]
+            node["oneOf"] = [parts[0] if len(parts) == 1 else {"allOf": parts}, {"type": "null"}]
+    return node
+
+
+def nullable_as_json_schema(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    """Postprocessing hook: OpenAPI 3.1 has no `nullable`; a few schemas from DRF itself still carry it
+    (the pagination envelope's next and previous), and a 3.1 validator would refuse their null."""
+    if not str(result.get("openapi", "")).startswith("3.1"):
+        return result
+    converted: dict[str, Any] = _nullable_as_json_schema(result)
+    return converted

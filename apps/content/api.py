@@ -11,6 +11,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from apps.common.fields import CleanSlugField
+from apps.common.pagination import PageQuery
+from apps.common.query import query_params_validate
 from apps.content import selectors
 from apps.content.serializers import (
     CardOutput,
@@ -57,8 +60,12 @@ class LessonDetailView(generics.RetrieveAPIView):
 class DeckListView(generics.ListAPIView):
     serializer_class = DeckOutput
 
+    class Query(PageQuery):
+        course = CleanSlugField(required=False)
+        lesson = CleanSlugField(required=False)
+
     def get_queryset(self) -> QuerySet[Any]:
-        params = self.request.query_params
+        params = query_params_validate(query_params=self.request.query_params, serializer_class=self.Query)
         return selectors.decks_list(course_slug=params.get("course"), lesson_slug=params.get("lesson"))
 
 
@@ -94,8 +101,12 @@ class QuestionDetailView(generics.RetrieveAPIView):
 class ExerciseListView(generics.ListAPIView):
     serializer_class = ExerciseOutput
 
+    class Query(PageQuery):
+        course = CleanSlugField(required=False)
+
     def get_queryset(self) -> QuerySet[Any]:
-        return selectors.exercises_list(course_slug=self.request.query_params.get("course"))
+        params = query_params_validate(query_params=self.request.query_params, serializer_class=self.Query)
+        return selectors.exercises_list(course_slug=params.get("course"))
 
 
 class ExerciseDetailView(generics.RetrieveAPIView):

@@ -23,6 +23,7 @@ from apps.content.models import (
     PipelineExercise,
     Question,
 )
+from apps.quizzes.choices import choice_ids_draw
 
 
 class CourseSummaryOutput(serializers.ModelSerializer):
@@ -53,18 +54,27 @@ class CourseOutput(serializers.ModelSerializer):
 
 
 class PublicChoiceOutput(serializers.Serializer):
-    key = serializers.CharField()
+    key = serializers.CharField(help_text="A random id, new in every response: neither the authored key nor the order.")
     text = serializers.CharField()
 
 
 class PublicQuestionOutput(serializers.ModelSerializer):
-    """A question as a learner sees it before answering: no correct choice, answer or explanation."""
+    """A question as a learner sees it before answering: no correct choice, answer or explanation.
 
-    choices = PublicChoiceOutput(many=True)
+    Authored keys and order follow the course file (the correct choice is often the first, `a`), so
+    every response shows the choices in a fresh random order, each behind a fresh random id.
+    """
+
+    choices = serializers.SerializerMethodField()
 
     class Meta:
         model = Question
         fields = ["slug", "kind", "prompt", "choices"]
+
+    @extend_schema_field(PublicChoiceOutput(many=True))
+    def get_choices(self, question: Question) -> list[dict[str, str]]:
+        texts = {choice.key: choice.text for choice in question.choices.all()}
+        return [{"key": choice_id, "text": texts[key]} for choice_id, key in choice_ids_draw(keys=texts)]
 
 
 class DeckOutput(serializers.ModelSerializer):

@@ -37,6 +37,9 @@ class Submission(models.Model):
     learner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submissions")
     exercise = models.ForeignKey(PipelineExercise, on_delete=models.PROTECT, related_name="submissions")
     code = models.TextField()
+    client_submission_id = models.UUIDField(
+        null=True, blank=True, help_text="Made by the client to make retries safe; absent when it sent none."
+    )
     status = models.CharField(max_length=16, choices=SubmissionStatus.choices, default=SubmissionStatus.QUEUED)
     progress = models.FloatField(default=0.0)
     verdict = models.CharField(max_length=16, choices=Verdict.choices, blank=True)
@@ -65,6 +68,7 @@ class Submission(models.Model):
                 condition=~models.Q(status=SubmissionStatus.DONE) | ~models.Q(verdict=""),
                 name="submission_done_has_verdict",
             ),
+            models.UniqueConstraint(fields=["learner", "client_submission_id"], name="submission_client_id_unique"),
         ]
 
     def __str__(self) -> str:

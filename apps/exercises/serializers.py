@@ -8,20 +8,19 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.reverse import reverse
 
+from apps.common.fields import CanonicalUUIDField, CleanCharField
 from apps.exercises.models import Submission, SubmissionStatus, Verdict
 
 
-class StrictCharField(serializers.CharField):
-    """A string, and only a string: numbers and booleans are not turned into text."""
-
-    def to_internal_value(self, data: Any) -> str:
-        if not isinstance(data, str):
-            self.fail("invalid")
-        return super().to_internal_value(data)
-
-
 class SubmissionInput(serializers.Serializer):
-    code = StrictCharField(trim_whitespace=False, allow_blank=False)
+    code = CleanCharField(trim_whitespace=False, allow_blank=False)
+    client_submission_id = CanonicalUUIDField(
+        required=False,
+        help_text=(
+            "Made by the client to make retries safe: sent again with the same exercise and code, it "
+            "answers the first submission (200) without grading it again; with other code it is refused (409)."
+        ),
+    )
 
 
 class CheckOutput(serializers.Serializer):
@@ -84,6 +83,10 @@ class SubmissionCreatedOutput(serializers.Serializer):
     id = serializers.IntegerField()
     url = serializers.CharField()
     status = serializers.ChoiceField(choices=SubmissionStatus.choices)
+    client_submission_id = serializers.UUIDField(allow_null=True)
+    duplicate = serializers.BooleanField(
+        help_text="True when this client_submission_id was already recorded: the first submission, as it is now."
+    )
 
 
 class SubmissionOutput(serializers.ModelSerializer):

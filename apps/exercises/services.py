@@ -6,18 +6,19 @@ import logging
 import os
 import socket
 import threading
+import uuid
 from datetime import datetime, timedelta
 from typing import Any
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 from rest_framework import status
 
-from apps.common.errors import DomainError, RetryLater
+from apps.common.errors import DomainError, IdempotencyKeyReused, RetryLater
 from apps.content.selectors import exercise_get
 from apps.exercises.grading import exercise_job, grader_get
 from apps.exercises.models import FINISHED, IN_PROGRESS, Submission, SubmissionStatus
@@ -43,8 +44,20 @@ def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def submission_create(*, learner: Any, exercise_slug: str, code: str) -> Submission:
-    """Store the code and queue its grading; refuse oversized code and too many submissions."""
+def submission_create(
+    *, learner: Any, exercise_slug: str, code: str, client_submission_id: uuid.UUID | None = None
+) -> tuple[Submission, bool]:
+    """Store the code and queue its grading; returns the submission and whether it is new.
+
+    Refuses oversized code and too many submissions. A client_submission_id already recorded with
+    the same exercise and code returns that submission as it is now: nothing is stored, graded or
+    counted against the limit, and it is found before the exercise is looked up, so a retry still
+    succeeds after the exercise was archived. Sent with another exercise or code, it is refused
+    (IdempotencyKeyReused).
+    """
+    seen = _submission_by_client_id(learner=learner, client_submission_id=client_submission_id)
+    if seen is not None:
+        return _same_submission_or_refused(seen, exercise_slug=exercise_slug, code=code), False
     exercise = exercise_get(slug=exercise_slug)
     size = len(code.encode())
     if size > MAX_CODE_BYTES:
@@ -55,20 +68,63 @@ def submission_create(*, learner: Any, exercise_slug: str, code: str) -> Submiss
     if not code.strip():
         raise DomainError("The code is empty.", fields={"code": ["Send the code of your pipeline."]})
     limit = settings.SUBMISSIONS_PER_MINUTE
-    with transaction.atomic():
-        # One learner's submissions are counted one at a time, so two at once cannot both slip under.
-        get_user_model().objects.select_for_update().filter(pk=learner.pk).first()
-        window_start = timezone.now() - timedelta(minutes=1)
-        recent = list(
-            Submission.objects.filter(learner_id=learner.pk, created_at__gte=window_start)
-            .order_by("created_at")
-            .values_list("created_at", flat=True)
+    try:
+        with transaction.atomic():
+            # One learner's submissions are counted one at a time, so two at once cannot both slip under.
+            get_user_model().objects.select_for_update().filter(pk=learner.pk).first()
+            # Looked up again under the lock: a retry racing its first request waits for it, then finds it.
+            seen = _submission_by_client_id(learner=learner, client_submission_id=client_submission_id)
+            if seen is not None:
+                return _same_submission_or_refused(seen, exercise_slug=exercise_slug, code=code), False
+            window_start = timezone.now() - timedelta(minutes=1)
+            recent = list(
+                Submission.objects.filter(learner_id=learner.pk, created_at__gte=window_start)
+                .order_by("created_at")
+                .values_list("created_at", flat=True)
+            )
+            if len(recent) >= limit:
+                wait = max(1, int((recent[0] + timedelta(minutes=1) - timezone.now()).total_seconds()) + 1)
+                raise TooManySubmissions(
+                    f"At most {limit} submissions a minute; try again in {wait} s.", retry_after=wait
+                )
+            submission = Submission.objects.create(
+                learner=learner, exercise=exercise, code=code, client_submission_id=client_submission_id
+            )
+            _grade_after_commit(submission.pk)
+    except IntegrityError:
+        # The unique (learner, client_submission_id) constraint, should the lock ever be bypassed.
+        seen = _submission_by_client_id(learner=learner, client_submission_id=client_submission_id)
+        if seen is None:
+            raise
+        return _same_submission_or_refused(seen, exercise_slug=exercise_slug, code=code), False
+    return submission, True
+
+
+def _submission_by_client_id(*, learner: Any, client_submission_id: uuid.UUID | None) -> Submission | None:
+    if client_submission_id is None:
+        return None
+    return (
+        Submission.objects.select_related("exercise")
+        .filter(learner_id=learner.pk, client_submission_id=client_submission_id)
+        .first()
+    )
+
+
+def _same_submission_or_refused(submission: Submission, *, exercise_slug: str, code: str) -> Submission:
+    differs = [
+        name
+        for name, same in (("exercise", submission.exercise.slug == exercise_slug), ("code", submission.code == code))
+        if not same
+    ]
+    if differs:
+        raise IdempotencyKeyReused(
+            f"client_submission_id {submission.client_submission_id} was already used for submission "
+            f"{submission.pk} with another {' and '.join(differs)}; nothing was recorded. Send a new id "
+            "for new code.",
+            fields={
+                name: ["Differs from the submission first sent with this client_submission_id."] for name in differs
+            },
         )
-        if len(recent) >= limit:
-            wait = max(1, int((recent[0] + timedelta(minutes=1) - timezone.now()).total_seconds()) + 1)
-            raise TooManySubmissions(f"At most {limit} submissions a minute; try again in {wait} s.", retry_after=wait)
-        submission = Submission.objects.create(learner=learner, exercise=exercise, code=code)
-        _grade_after_commit(submission.pk)
     return submission
 
 

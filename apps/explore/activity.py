@@ -13,9 +13,10 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol
 from zoneinfo import ZoneInfo
 
-from django.db.models import Count, DateTimeField, ExpressionWrapper, F, Max, Min, Q
+from django.db.models import Count, DateTimeField, ExpressionWrapper, Max, Min, Q
 from django.db.models.functions import TruncDate
 
+from apps.common.stored import time_after, time_clamped_expression
 from apps.exercises.models import Submission, SubmissionStatus
 from apps.explore.models import RegionVisit
 from apps.games.models import MatchBoard
@@ -62,7 +63,7 @@ def review_items(*, learner: Any, before: datetime | None, limit: int) -> list[A
     # The day starts at the learner's day-start hour in their zone (elapsed hours: a daylight-saving
     # change moves that boundary by an hour on one night).
     shifted = ExpressionWrapper(
-        F("reviewed_at") - timedelta(hours=settings.day_start_hour), output_field=DateTimeField()
+        time_clamped_expression("reviewed_at") - timedelta(hours=settings.day_start_hour), output_field=DateTimeField()
     )
     groups = (
         ReviewLog.objects.filter(
@@ -240,7 +241,7 @@ def quiz_attempt_items(*, learner: Any, before: datetime | None, limit: int) -> 
                     "quiz_title": attempt.quiz.title,
                     "score": attempt.score,
                     "answered": attempt.answered,
-                    "questions": len(attempt.question_ids),
+                    "questions": attempt.question_count,
                 },
             )
         )
@@ -276,7 +277,7 @@ def _items_at(sources: Sequence[ActivitySource], *, learner: Any, moment: dateti
     for source in sources:
         limit = _TIE_FETCH_START
         while True:
-            items = source(learner=learner, before=moment + _TICK, limit=limit)
+            items = source(learner=learner, before=time_after(moment, _TICK), limit=limit)
             if len(items) < limit or items[-1].at < moment:
                 break
             limit *= 2

@@ -5,13 +5,14 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 from django.utils import timezone
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from apps.common.query import query_params_validate
+from apps.common.schema import error_statuses
 from apps.explore.activity import ACTIVITY_KINDS, activity_page
 from apps.explore.selectors import constellation_get
 from apps.explore.serializers import (
@@ -46,10 +47,12 @@ class RegionVisitCreateView(APIView):
         request=RegionVisitInput,
         responses={201: RegionVisitOutput, 200: RegionVisitOutput},
         description=(
-            "The visit's time is the server's. 201 when recorded; 200 with the first visit when the "
-            "client_visit_id was already recorded; 409 when that id was used for another region."
+            "The visit's time is the server's. 201 when recorded; 200 with the first visit (duplicate: "
+            "true) when the client_visit_id was already recorded for this region; 409 "
+            "idempotency_key_reused, recording nothing, when that id was used for another region."
         ),
     )
+    @error_statuses(409)
     def post(self, request: Request, slug: str, region_slug: str) -> Response:
         body = RegionVisitInput(data=request.data)
         body.is_valid(raise_exception=True)
@@ -61,21 +64,25 @@ class RegionVisitCreateView(APIView):
             now=timezone.now(),
         )
         return Response(
-            RegionVisitOutput(visit).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK
+            RegionVisitOutput(visit, context={"duplicate": not created}).data,
+            status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
         )
+
+
+# One activity kind, as the kind parameter's pattern spells it.
+_KIND = "|".join(ACTIVITY_KINDS)
 
 
 class ActivityView(APIView):
     @extend_schema(
         summary="The learner's own activity, newest first",
         parameters=[
+            ActivityQuery,
             OpenApiParameter(
-                "kind", OpenApiTypes.STR, description=f"Only these kinds, comma-separated: {', '.join(ACTIVITY_KINDS)}."
+                "kind",
+                {"type": "string", "pattern": f"^({_KIND})(,({_KIND}))*$"},
+                description=f"Only these kinds, comma-separated: {', '.join(ACTIVITY_KINDS)}.",
             ),
-            OpenApiParameter(
-                "before", OpenApiTypes.DATETIME, description="Only items strictly older; the next page's cursor."
-            ),
-            OpenApiParameter("page_size", OpenApiTypes.INT, description="Items per page, 1 to 200; 50 by default."),
         ],
         responses=ActivityPageOutput,
         description=(
@@ -84,9 +91,7 @@ class ActivityView(APIView):
         ),
     )
     def get(self, request: Request) -> Response:
-        query = ActivityQuery(data=request.query_params)
-        query.is_valid(raise_exception=True)
-        params = query.validated_data
+        params = query_params_validate(query_params=request.query_params, serializer_class=ActivityQuery)
         page = activity_page(
             learner=request.user, kinds=params.get("kind"), before=params.get("before"), limit=params["page_size"]
         )

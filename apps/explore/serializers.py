@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from apps.common.fields import AwareDateTimeField, CanonicalUUIDField, SingleLineCharField
+from apps.common.query import QueryIntegerField
 from apps.content.models import Card, LinkKind
 from apps.explore.activity import ACTIVITY_KINDS
 from apps.explore.models import RegionVisit
-from apps.srs.serializers import OffsetDateTimeField
 
 MAX_ACTIVITY_PAGE = 200
 DEFAULT_ACTIVITY_PAGE = 50
@@ -69,7 +71,7 @@ class ConstellationOutput(serializers.Serializer):
 
 
 class RegionVisitInput(serializers.Serializer):
-    client_visit_id = serializers.UUIDField(
+    client_visit_id = CanonicalUUIDField(
         required=False, help_text="Made by the client; sending it again records nothing new."
     )
 
@@ -77,18 +79,27 @@ class RegionVisitInput(serializers.Serializer):
 class RegionVisitOutput(serializers.ModelSerializer):
     scene = serializers.CharField(source="region.scene.slug")
     region = serializers.CharField(source="region.slug")
+    duplicate = serializers.SerializerMethodField()
 
     class Meta:
         model = RegionVisit
-        fields = ["id", "scene", "region", "visited_at", "client_visit_id"]
+        fields = ["id", "scene", "region", "visited_at", "client_visit_id", "duplicate"]
+
+    @extend_schema_field(
+        serializers.BooleanField(help_text="True when this client_visit_id was already recorded: the first visit.")
+    )
+    def get_duplicate(self, visit: RegionVisit) -> bool:
+        return bool(self.context.get("duplicate", False))
 
 
 class ActivityQuery(serializers.Serializer):
-    kind = serializers.CharField(
+    kind = SingleLineCharField(
         required=False, help_text=f"One kind or several, comma-separated: {', '.join(ACTIVITY_KINDS)}."
     )
-    before = OffsetDateTimeField(required=False, help_text="Only items strictly older than this time.")
-    page_size = serializers.IntegerField(min_value=1, max_value=MAX_ACTIVITY_PAGE, default=DEFAULT_ACTIVITY_PAGE)
+    before = AwareDateTimeField(
+        required=False, earliest=None, allow_future=True, help_text="Only items strictly older than this time."
+    )
+    page_size = QueryIntegerField(min_value=1, max_value=MAX_ACTIVITY_PAGE, default=DEFAULT_ACTIVITY_PAGE)
 
     def validate_kind(self, value: str) -> list[str]:
         kinds = [part.strip() for part in value.split(",") if part.strip()]

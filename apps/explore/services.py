@@ -10,7 +10,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.shortcuts import get_object_or_404
 
-from apps.common.errors import Conflict
+from apps.common.errors import IdempotencyKeyReused
 from apps.content.models import Course, ExplorerRegion
 from apps.explore.layout import LinkKey, layout_compute, layout_digest
 from apps.explore.models import ConstellationLayout, RegionVisit
@@ -56,13 +56,14 @@ def region_visit_record(
     """Record that the learner opened a region, at the server's time; returns the visit and whether it is new.
 
     A client_visit_id already recorded returns that first visit unchanged, found before the region is
-    looked up so a retry still succeeds after the region was archived; reused for another region, it
-    is a conflict.
+    looked up so a retry still succeeds after the region was archived. The visit's payload is its
+    scene and region (its time is the server's, never the client's): sent with any other, the id is
+    refused with IdempotencyKeyReused and nothing is recorded.
     """
     if client_visit_id is not None:
         seen = _visit_by_client_id(learner=learner, client_visit_id=client_visit_id)
         if seen is not None:
-            return _same_region_or_conflict(seen, scene_slug=scene_slug, region_slug=region_slug), False
+            return _same_visit_or_refused(seen, scene_slug=scene_slug, region_slug=region_slug), False
     region = _visible_region(scene_slug=scene_slug, region_slug=region_slug)
     try:
         with transaction.atomic():
@@ -77,7 +78,7 @@ def region_visit_record(
         seen = _visit_by_client_id(learner=learner, client_visit_id=client_visit_id)
         if seen is None:
             raise
-        return _same_region_or_conflict(seen, scene_slug=scene_slug, region_slug=region_slug), False
+        return _same_visit_or_refused(seen, scene_slug=scene_slug, region_slug=region_slug), False
     return visit, True
 
 
@@ -91,10 +92,20 @@ def _visit_by_client_id(*, learner: Any, client_visit_id: uuid.UUID | None) -> R
     )
 
 
-def _same_region_or_conflict(visit: RegionVisit, *, scene_slug: str, region_slug: str) -> RegionVisit:
-    if visit.region.slug != region_slug or visit.region.scene.slug != scene_slug:
-        raise Conflict(
+def _same_visit_or_refused(visit: RegionVisit, *, scene_slug: str, region_slug: str) -> RegionVisit:
+    differs = [
+        name
+        for name, first, now_sent in (
+            ("scene", visit.region.scene.slug, scene_slug),
+            ("region", visit.region.slug, region_slug),
+        )
+        if first != now_sent
+    ]
+    if differs:
+        raise IdempotencyKeyReused(
             f"client_visit_id {visit.client_visit_id} was already used for region "
-            f"{visit.region.scene.slug}/{visit.region.slug}; send a new id for another visit."
+            f"{visit.region.scene.slug}/{visit.region.slug}, another {' and '.join(differs)}; nothing was "
+            "recorded. Send a new id for another visit.",
+            fields={name: ["Differs from the visit first sent with this client_visit_id."] for name in differs},
         )
     return visit

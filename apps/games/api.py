@@ -5,14 +5,15 @@ from __future__ import annotations
 import uuid
 
 from django.utils import timezone
-from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import status
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.common.errors import DomainError
-from apps.common.pagination import PageNumberPagination
+from apps.common.pagination import PageNumberPagination, PageQuery
+from apps.common.query import QueryIntegerField, query_params_validate
+from apps.common.schema import error_statuses
 from apps.content.selectors import deck_get
 from apps.games.models import DEFAULT_PAIRS, MAX_PAIRS, MIN_PAIRS
 from apps.games.selectors import (
@@ -62,20 +63,27 @@ class MatchAttemptView(APIView):
     @extend_schema(
         summary="Try to pair a term with a definition",
         request=MatchAttemptInput,
-        responses={201: MatchAttemptOutput},
+        responses={201: MatchAttemptOutput, 200: MatchAttemptOutput},
         description=(
             "Every accepted attempt is recorded. A correct one reveals the pair and records the card's "
             "review (Good at the first try, Again after a mistake on it); a wrong one adds the time "
-            "penalty. The last match finishes the board and saves its score. Refused attempts change "
-            "nothing: 400 for unknown ids or a malformed body, 404 for an unknown board (or another "
-            "learner's), 409 when the board is finished or expired or an item is already matched."
+            "penalty. The last match finishes the board and saves its score. 201 when recorded; 200 with "
+            "the first outcome (duplicate: true) when the client_attempt_id was already recorded for this "
+            "board and these ids, even after the board finished. Refused attempts change nothing: 400 for "
+            "unknown ids or a malformed body, 404 for an unknown board (or another learner's), 409 when "
+            "the board is finished or expired or an item is already matched, and 409 "
+            "idempotency_key_reused when the client_attempt_id was recorded with another board or ids."
         ),
     )
+    @error_statuses(409)
     def post(self, request: Request, board_id: uuid.UUID) -> Response:
         body = MatchAttemptInput(data=request.data)
         body.is_valid(raise_exception=True)
         outcome = attempt_make(learner=request.user, board_id=board_id, now=timezone.now(), **body.validated_data)
-        return Response(MatchAttemptOutput(outcome).data, status=status.HTTP_201_CREATED)
+        return Response(
+            MatchAttemptOutput(outcome).data,
+            status=status.HTTP_201_CREATED if outcome.created else status.HTTP_200_OK,
+        )
 
 
 class MatchBoardView(APIView):
@@ -92,12 +100,7 @@ class MatchBoardView(APIView):
 class MatchHistoryView(APIView):
     @extend_schema(
         summary="The learner's finished boards on a deck, newest first, with the best per board size",
-        parameters=[
-            OpenApiParameter("page", int, description="Page number, from 1."),
-            OpenApiParameter(
-                "page_size", int, description=f"Boards per page, at most {PageNumberPagination.max_page_size}."
-            ),
-        ],
+        parameters=[PageQuery],
         responses=MatchHistoryOutput,
     )
     def get(self, request: Request, slug: str) -> Response:
@@ -110,13 +113,17 @@ class MatchHistoryView(APIView):
 
 
 class MatchLeaderboardView(APIView):
+    class Query(serializers.Serializer):
+        pairs = QueryIntegerField(
+            min_value=MIN_PAIRS,
+            max_value=MAX_PAIRS,
+            default=DEFAULT_PAIRS,
+            help_text=f"Board size, {MIN_PAIRS}-{MAX_PAIRS}; {DEFAULT_PAIRS} if absent.",
+        )
+
     @extend_schema(
         summary="The top 10 learners of a deck at one board size, by their best score",
-        parameters=[
-            OpenApiParameter(
-                "pairs", int, description=f"Board size, {MIN_PAIRS}-{MAX_PAIRS}; {DEFAULT_PAIRS} if absent."
-            )
-        ],
+        parameters=[Query],
         responses=LeaderboardOutput,
         description=(
             "Only learners who opted in (PATCH /me/) appear, under their display name. `me` is the "
@@ -124,15 +131,9 @@ class MatchLeaderboardView(APIView):
         ),
     )
     def get(self, request: Request, slug: str) -> Response:
-        raw = request.query_params.get("pairs", str(DEFAULT_PAIRS))
-        # isdigit() alone lets through digits int() refuses, such as "²".
-        if not (raw.isascii() and raw.isdigit()) or not MIN_PAIRS <= int(raw) <= MAX_PAIRS:
-            raise DomainError(
-                f"pairs must be a whole number from {MIN_PAIRS} to {MAX_PAIRS}.",
-                fields={"pairs": [f"Expected {MIN_PAIRS}-{MAX_PAIRS}, got {raw!r}."]},
-            )
+        pairs = query_params_validate(query_params=request.query_params, serializer_class=self.Query)["pairs"]
         deck = deck_get(slug=slug)
-        board = match_leaderboard_get(deck=deck, pairs=int(raw), learner=request.user)
+        board = match_leaderboard_get(deck=deck, pairs=pairs, learner=request.user)
         return Response(
             {
                 "pairs": board.pairs,

@@ -98,6 +98,11 @@ class MatchAttempt(models.Model):
     """Append-only: every attempt the board accepted, right or wrong, in the order it was made."""
 
     board = models.ForeignKey(MatchBoard, on_delete=models.CASCADE, related_name="attempts")
+    # The board's learner, repeated here so one learner's client_attempt_id is unique across all boards.
+    learner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    client_attempt_id = models.UUIDField(
+        null=True, blank=True, help_text="Made by the client to make retries safe; absent when it sent none."
+    )
     term_item = models.ForeignKey(MatchItem, on_delete=models.CASCADE, related_name="+")
     definition_item = models.ForeignKey(MatchItem, on_delete=models.CASCADE, related_name="+")
     correct = models.BooleanField()
@@ -111,6 +116,7 @@ class MatchAttempt(models.Model):
                 | (Q(correct=False) & ~Q(term_item=F("definition_item")) & Q(penalty_ms__gte=0)),
                 name="match_attempt_consistent",
             ),
+            models.UniqueConstraint(fields=["learner", "client_attempt_id"], name="match_attempt_client_id_unique"),
         ]
         indexes = [models.Index(fields=["board", "attempted_at"], name="match_attempt_board_time")]
 

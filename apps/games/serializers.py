@@ -11,10 +11,13 @@ from typing import Any
 
 from rest_framework import serializers
 
+from apps.common.fields import CanonicalUUIDField, JSONIntegerField, SingleLineCharField
+from apps.common.schema import body_rules
 from apps.games.models import DEFAULT_PAIRS, MAX_PAIRS, MIN_PAIRS, MatchBoard, MatchItem
 from apps.games.services import AttemptOutcome
 
 
+@body_rules(closed=True)
 class _StrictInput(serializers.Serializer):
     """Refuses fields it does not know: a client cannot believe it sent a time or a score that counts."""
 
@@ -26,17 +29,8 @@ class _StrictInput(serializers.Serializer):
         return attrs
 
 
-class _ItemIdField(serializers.CharField):
-    """A string, and only a string: numbers are not turned into ids."""
-
-    def to_internal_value(self, data: Any) -> str:
-        if not isinstance(data, str):
-            self.fail("invalid")
-        return str(super().to_internal_value(data))
-
-
 class MatchStartInput(_StrictInput):
-    pairs = serializers.IntegerField(
+    pairs = JSONIntegerField(
         min_value=MIN_PAIRS,
         max_value=MAX_PAIRS,
         default=DEFAULT_PAIRS,
@@ -45,8 +39,15 @@ class MatchStartInput(_StrictInput):
 
 
 class MatchAttemptInput(_StrictInput):
-    term_id = _ItemIdField(max_length=64, help_text="The id of a term of this board.")
-    definition_id = _ItemIdField(max_length=64, help_text="The id of a definition of this board.")
+    term_id = SingleLineCharField(max_length=64, help_text="The id of a term of this board.")
+    definition_id = SingleLineCharField(max_length=64, help_text="The id of a definition of this board.")
+    client_attempt_id = CanonicalUUIDField(
+        required=False,
+        help_text=(
+            "Made by the client to make retries safe: sent again with the same board and ids, it records "
+            "nothing and answers the first outcome; with anything else it is refused (409)."
+        ),
+    )
 
 
 def _stamp(moment: datetime | None) -> str | None:
@@ -161,13 +162,20 @@ class MatchAttemptOutput(serializers.Serializer):
     penalty_ms = serializers.IntegerField()
     finished = serializers.BooleanField()
     score = MatchScoreOutput(allow_null=True, help_text="Set once the last pair is matched.")
+    client_attempt_id = serializers.UUIDField(allow_null=True)
+    duplicate = serializers.BooleanField(
+        help_text="True when this client_attempt_id was already recorded; the counts are then as first answered."
+    )
 
     def to_representation(self, outcome: AttemptOutcome) -> dict[str, Any]:
+        client_attempt_id = outcome.attempt.client_attempt_id
         return {
             "correct": outcome.attempt.correct,
             "pair": MatchPairOutput(outcome.item).data if outcome.item is not None else None,
             **_counts(outcome.board),
             "score": _score(outcome.board),
+            "client_attempt_id": str(client_attempt_id) if client_attempt_id is not None else None,
+            "duplicate": not outcome.created,
         }
 
 

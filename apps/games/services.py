@@ -6,6 +6,7 @@ penalty and the score. The client only ever sees random per-board ids until a pa
 
 from __future__ import annotations
 
+import copy
 import secrets
 import uuid
 from collections.abc import Iterable, Sequence
@@ -14,10 +15,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db import transaction
-from django.db.models import Min
+from django.db import IntegrityError, transaction
+from django.db.models import Count, Min, Q, Sum
 
-from apps.common.errors import Conflict, DomainError, NotFound
+from apps.common.errors import Conflict, DomainError, IdempotencyKeyReused, NotFound
 from apps.content.models import Card, Deck
 from apps.content.selectors import deck_cards_list, deck_get, visible_card_ids
 from apps.games.conf import match_settings
@@ -69,7 +70,11 @@ class AttemptOutcome:
     attempt: MatchAttempt
     # The pair earned by a correct attempt; None after a wrong one.
     item: MatchItem | None
+    # The card review this call recorded; None after a wrong attempt and for a replay.
     review: ReviewLog | None
+    # False when the client_attempt_id was already recorded: `board` is then the board as that
+    # attempt left it, not as it is now, so a retry reads exactly what the first answer said.
+    created: bool = True
 
 
 def match_review_id(*, board_id: uuid.UUID, card_id: int) -> uuid.UUID:
@@ -251,64 +256,162 @@ def _review_matched(*, learner: Any, board: MatchBoard, item: MatchItem, now: da
 
 
 def attempt_make(
-    *, learner: Any, board_id: uuid.UUID, term_id: str, definition_id: str, now: datetime
+    *,
+    learner: Any,
+    board_id: uuid.UUID,
+    term_id: str,
+    definition_id: str,
+    now: datetime,
+    client_attempt_id: uuid.UUID | None = None,
 ) -> AttemptOutcome:
     """Judge one attempt to pair a term with a definition, and record it with its consequences.
 
     The board row is locked for the whole attempt, so concurrent attempts on one board are judged
     one after the other: an item can be matched once only, and counts and penalties never go lost.
     Refused attempts (4xx) change nothing and leave no row.
-    """
-    with transaction.atomic():
-        board = MatchBoard.objects.select_for_update().filter(pk=board_id, learner=learner).first()
-        if board is None:
-            raise BoardNotFound()
-        if board.finished_at is not None:
-            raise BoardFinished("This board is finished; start a new one to play again.")
-        if now >= board.expires_at:
-            raise BoardExpired("This board expired unfinished; start a new one to play again.")
-        items = list(board.items.select_related("card"))
-        term_item = next((item for item in items if item.term_id == term_id), None)
-        definition_item = next((item for item in items if item.definition_id == definition_id), None)
-        errors: dict[str, list[str]] = {}
-        if term_item is None:
-            errors["term_id"] = ["No such term on this board."]
-        if definition_item is None:
-            errors["definition_id"] = ["No such definition on this board."]
-        if errors or term_item is None or definition_item is None:
-            raise MatchInvalid("Unknown ids; nothing was recorded.", fields=errors)
-        matched = {
-            name: ["Already matched."]
-            for name, item in (("term_id", term_item), ("definition_id", definition_item))
-            if item.matched_at is not None
-        }
-        if matched:
-            raise AlreadyMatched("Already matched; nothing was recorded.", fields=matched)
 
-        correct = term_item.pk == definition_item.pk
-        review: ReviewLog | None = None
-        if correct:
-            term_item.matched_at = now
-            term_item.save(update_fields=["matched_at"])
-            board.matched += 1
-            # Recorded in this transaction: the match and its review stand or fall together.
-            review = _review_matched(learner=learner, board=board, item=term_item, now=now)
-            if board.matched == board.pairs:
-                _finish(board, now=now)
-        else:
-            for item in (term_item, definition_item):
-                if not item.missed:
-                    item.missed = True
-                    item.save(update_fields=["missed"])
-            board.wrong_attempts += 1
-            board.penalty_ms += board.penalty_per_wrong_ms
-        attempt = MatchAttempt.objects.create(
-            board=board,
-            term_item=term_item,
-            definition_item=definition_item,
-            correct=correct,
-            attempted_at=now,
-            penalty_ms=0 if correct else board.penalty_per_wrong_ms,
-        )
-        board.save()
+    A client_attempt_id already recorded with the same board and ids records nothing and answers
+    the first attempt's outcome, even once the board has finished or expired; with anything else it
+    is refused (IdempotencyKeyReused). The unique (learner, client_attempt_id) constraint settles
+    two requests racing with one id on different boards, which the board lock cannot.
+    """
+    try:
+        with transaction.atomic():
+            return _attempt_record(
+                learner=learner,
+                board_id=board_id,
+                term_id=term_id,
+                definition_id=definition_id,
+                now=now,
+                client_attempt_id=client_attempt_id,
+            )
+    except IntegrityError:
+        seen = _attempt_by_client_id(learner=learner, client_attempt_id=client_attempt_id)
+        if seen is None:
+            raise
+        return _attempt_replay(seen, board_id=board_id, term_id=term_id, definition_id=definition_id)
+
+
+def _attempt_record(
+    *,
+    learner: Any,
+    board_id: uuid.UUID,
+    term_id: str,
+    definition_id: str,
+    now: datetime,
+    client_attempt_id: uuid.UUID | None,
+) -> AttemptOutcome:
+    board = MatchBoard.objects.select_for_update().filter(pk=board_id, learner=learner).first()
+    if board is None:
+        raise BoardNotFound()
+    # Looked up under the board's lock: a retry racing its first request waits for it, then finds it.
+    seen = _attempt_by_client_id(learner=learner, client_attempt_id=client_attempt_id)
+    if seen is not None:
+        return _attempt_replay(seen, board_id=board_id, term_id=term_id, definition_id=definition_id)
+    if board.finished_at is not None:
+        raise BoardFinished("This board is finished; start a new one to play again.")
+    if now >= board.expires_at:
+        raise BoardExpired("This board expired unfinished; start a new one to play again.")
+    items = list(board.items.select_related("card"))
+    term_item = next((item for item in items if item.term_id == term_id), None)
+    definition_item = next((item for item in items if item.definition_id == definition_id), None)
+    errors: dict[str, list[str]] = {}
+    if term_item is None:
+        errors["term_id"] = ["No such term on this board."]
+    if definition_item is None:
+        errors["definition_id"] = ["No such definition on this board."]
+    if errors or term_item is None or definition_item is None:
+        raise MatchInvalid("Unknown ids; nothing was recorded.", fields=errors)
+    matched = {
+        name: ["Already matched."]
+        for name, item in (("term_id", term_item), ("definition_id", definition_item))
+        if item.matched_at is not None
+    }
+    if matched:
+        raise AlreadyMatched("Already matched; nothing was recorded.", fields=matched)
+
+    correct = term_item.pk == definition_item.pk
+    review: ReviewLog | None = None
+    if correct:
+        term_item.matched_at = now
+        term_item.save(update_fields=["matched_at"])
+        board.matched += 1
+        # Recorded in this transaction: the match and its review stand or fall together.
+        review = _review_matched(learner=learner, board=board, item=term_item, now=now)
+        if board.matched == board.pairs:
+            _finish(board, now=now)
+    else:
+        for item in (term_item, definition_item):
+            if not item.missed:
+                item.missed = True
+                item.save(update_fields=["missed"])
+        board.wrong_attempts += 1
+        board.penalty_ms += board.penalty_per_wrong_ms
+    attempt = MatchAttempt.objects.create(
+        board=board,
+        learner_id=board.learner_id,
+        client_attempt_id=client_attempt_id,
+        term_item=term_item,
+        definition_item=definition_item,
+        correct=correct,
+        attempted_at=now,
+        penalty_ms=0 if correct else board.penalty_per_wrong_ms,
+    )
+    board.save()
     return AttemptOutcome(board=board, attempt=attempt, item=term_item if correct else None, review=review)
+
+
+def _attempt_by_client_id(*, learner: Any, client_attempt_id: uuid.UUID | None) -> MatchAttempt | None:
+    if client_attempt_id is None:
+        return None
+    return (
+        MatchAttempt.objects.select_related("board", "term_item__card", "definition_item")
+        .filter(learner=learner, client_attempt_id=client_attempt_id)
+        .first()
+    )
+
+
+def _attempt_replay(seen: MatchAttempt, *, board_id: uuid.UUID, term_id: str, definition_id: str) -> AttemptOutcome:
+    """The recorded attempt's outcome as it was answered, or IdempotencyKeyReused if this request differs."""
+    differs = [
+        name
+        for name, first, now_sent in (
+            ("board_id", str(seen.board_id), str(board_id)),
+            ("term_id", seen.term_item.term_id, term_id),
+            ("definition_id", seen.definition_item.definition_id, definition_id),
+        )
+        if first != now_sent
+    ]
+    if differs:
+        raise IdempotencyKeyReused(
+            f"client_attempt_id {seen.client_attempt_id} was already used for an attempt with another "
+            f"{', '.join(differs)}; nothing was recorded. Send a new id for a new attempt.",
+            fields={name: ["Differs from the attempt first sent with this client_attempt_id."] for name in differs},
+        )
+    return AttemptOutcome(
+        board=_board_after(seen),
+        attempt=seen,
+        item=seen.term_item if seen.correct else None,
+        review=None,
+        created=False,
+    )
+
+
+def _board_after(attempt: MatchAttempt) -> MatchBoard:
+    """The board as `attempt` left it: attempts are append-only and numbered in the order they were
+    judged, so the counts are those of the attempts up to it. Unsaved; only for reading."""
+    board = attempt.board
+    totals = MatchAttempt.objects.filter(board_id=board.pk, pk__lte=attempt.pk).aggregate(
+        matched=Count("pk", filter=Q(correct=True)),
+        wrong=Count("pk", filter=Q(correct=False)),
+        penalty=Sum("penalty_ms"),
+    )
+    then = copy.copy(board)
+    then.matched = totals["matched"]
+    then.wrong_attempts = totals["wrong"]
+    then.penalty_ms = totals["penalty"] or 0
+    if then.matched < board.pairs:
+        # Only the last match finishes a board; every attempt before it saw the board unfinished.
+        then.finished_at = then.elapsed_ms = then.score_ms = None
+        then.personal_best = False
+    return then

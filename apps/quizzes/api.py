@@ -13,6 +13,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from apps.common.fields import CleanSlugField
+from apps.common.pagination import PageQuery
+from apps.common.query import query_params_validate
+from apps.common.schema import error_statuses
 from apps.quizzes.models import QuizAttempt
 from apps.quizzes.selectors import attempt_get, attempt_questions, attempts_list, quiz_get, quizzes_list
 from apps.quizzes.serializers import (
@@ -42,10 +46,12 @@ class QuizListView(ListAPIView):
     def get(self, request: Request, *args: object, **kwargs: object) -> Response:
         return super().get(request, *args, **kwargs)
 
+    class Query(PageQuery):
+        lesson = CleanSlugField(required=False)
+
     def get_queryset(self) -> QuerySet[Any]:
-        return quizzes_list(
-            learner=self.request.user, now=timezone.now(), lesson_slug=self.request.query_params.get("lesson")
-        )
+        params = query_params_validate(query_params=self.request.query_params, serializer_class=self.Query)
+        return quizzes_list(learner=self.request.user, now=timezone.now(), lesson_slug=params.get("lesson"))
 
 
 class QuizDetailView(APIView):
@@ -62,11 +68,12 @@ class AttemptCreateView(APIView):
         description=(
             "mode 'all' (the default) asks every question in a random order; mode 'due' asks only the "
             "questions due for you or never answered, the most overdue first, and is a 400 (nothing_due) "
-            "when there are none. Choice order is shuffled too, and kept for the attempt."
+            "when there are none. Choice order is shuffled too, each choice behind a random id, both kept for the "
+            "attempt."
         ),
     )
     def post(self, request: Request, slug: str) -> Response:
-        body = AttemptStartInput(data=request.data or {})
+        body = AttemptStartInput(data=request.data)
         body.is_valid(raise_exception=True)
         attempt = attempt_start(
             learner=request.user, quiz_slug=slug, mode=body.validated_data["mode"], now=timezone.now()
@@ -84,8 +91,12 @@ class AttemptListView(ListAPIView):
     def get(self, request: Request, *args: object, **kwargs: object) -> Response:
         return super().get(request, *args, **kwargs)
 
+    class Query(PageQuery):
+        quiz = CleanSlugField(required=False)
+
     def get_queryset(self) -> QuerySet[Any]:
-        return attempts_list(learner=self.request.user, quiz_slug=self.request.query_params.get("quiz"))
+        params = query_params_validate(query_params=self.request.query_params, serializer_class=self.Query)
+        return attempts_list(learner=self.request.user, quiz_slug=params.get("quiz"))
 
 
 class AttemptDetailView(APIView):
@@ -105,16 +116,22 @@ class AnswerCreateView(APIView):
         responses={201: AnswerOutput},
         description=(
             "Send question (its slug) and the one field of its kind: choice (single_choice), choices "
-            "(multiple_choice), text (short_text) or number (numeric). One answer per question: a second "
-            "is a 409 (already_answered), as is an answer to a finished attempt (attempt_finished). The "
+            "(multiple_choice), text (short_text) or number (numeric). Choices are named by the ids the "
+            "attempt shows; an authored key is refused. One answer per question: a second is a 409 "
+            "(already_answered), as is an answer to a finished attempt (attempt_finished). With "
+            "client_answer_id, the same answer sent again gets its first result with duplicate true, and the "
+            "same id with a different attempt, question or response is a 409 (idempotency_key_reused). The "
             "answer schedules the question for review and reviews each card it tests."
         ),
     )
+    @error_statuses(409)
     def post(self, request: Request, attempt_id: int) -> Response:
         body = AnswerInput(data=request.data)
         body.is_valid(raise_exception=True)
         outcome = answer_submit(learner=request.user, attempt_id=attempt_id, answer=AnswerData(**body.validated_data))
-        return Response(AnswerOutput(outcome).data, status=status.HTTP_201_CREATED)
+        return Response(
+            AnswerOutput(outcome).data, status=status.HTTP_200_OK if outcome.duplicate else status.HTTP_201_CREATED
+        )
 
 
 class AttemptFinishView(APIView):
@@ -124,6 +141,7 @@ class AttemptFinishView(APIView):
         responses={200: AttemptOutput},
         description="409 (attempt_finished) when it is already finished.",
     )
+    @error_statuses(409)
     def post(self, request: Request, attempt_id: int) -> Response:
         attempt = attempt_finish(learner=request.user, attempt_id=attempt_id)
         return Response(_attempt_data(attempt, learner=request.user))

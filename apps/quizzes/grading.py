@@ -9,7 +9,8 @@ The rules, per kind (decks/SCHEMA.md and the README describe them for authors an
   punctuation character removed), then an answer matches an accepted one when it is equal, is
   a simple plural of it or the other way round ("tfrecords" for "tfrecord"), or, for accepted
   answers of at least TYPO_MIN_LENGTH normalized characters, is one edit away (an insertion,
-  deletion, substitution or swap of neighbours) without changing any digit;
+  deletion, substitution or swap of neighbours) without changing any digit and without only
+  adding or dropping letters at the end (that makes another word);
 - numeric: within the question's absolute tolerance.
 """
 
@@ -68,6 +69,9 @@ def text_matches(answer: str, accepted: str) -> bool:
         return True
     # A changed digit is a different answer (float32 / float64, resnet50 / resnet56), never a typo.
     if len(wanted) < TYPO_MIN_LENGTH or _digits(given) != _digits(wanted):
+        return False
+    # Letters added or dropped at the end make another word (profile / profiler, shuffle / shuffled), not a slip.
+    if given.startswith(wanted) or wanted.startswith(given):
         return False
     return DamerauLevenshtein.distance(given, wanted, score_cutoff=1) <= 1
 

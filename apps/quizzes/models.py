@@ -24,7 +24,14 @@ class QuizAttempt(models.Model):
     mode = models.CharField(max_length=10, choices=AttemptMode.choices, default=AttemptMode.ALL)
     question_ids = models.JSONField(help_text="The attempt's questions, by id, in the order they are shown.")
     choice_orders = models.JSONField(
-        default=dict, blank=True, help_text="For each choice question (its id as text), its choice keys in order."
+        default=dict,
+        blank=True,
+        help_text="For each choice question (its id as text), the attempt's random choice ids in the order shown.",
+    )
+    choice_keys = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="For each choice question (its id as text), {choice id: authored key}. Never sent to the learner.",
     )
     started_at = models.DateTimeField()
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -49,17 +56,49 @@ class QuizAttempt(models.Model):
     def __str__(self) -> str:
         return f"Attempt {self.pk} at {self.quiz_id} by {self.learner_id}"
 
+    # The JSON columns are read through these: an edited or imported row may hold any JSON at all,
+    # and what does not have the shape written here reads as absent rather than failing the page.
+    def shown_question_ids(self) -> list[int]:
+        """The attempt's question ids in the order shown."""
+        ids = self.question_ids if isinstance(self.question_ids, list) else []
+        return [item for item in ids if isinstance(item, int) and not isinstance(item, bool)]
+
     @property
     def question_count(self) -> int:
-        return len(self.question_ids)
+        return len(self.shown_question_ids())
+
+    def _choice_keys_of(self, question_id: int) -> dict[str, str]:
+        keys = self.choice_keys.get(str(question_id)) if isinstance(self.choice_keys, dict) else None
+        return {str(k): str(v) for k, v in keys.items()} if isinstance(keys, dict) else {}
+
+    def choice_ids_of(self, question_id: int) -> list[str]:
+        """The question's choice ids in the order this attempt shows them; empty for other kinds."""
+        order = self.choice_orders.get(str(question_id)) if isinstance(self.choice_orders, dict) else None
+        return [str(choice_id) for choice_id in order] if isinstance(order, list) else []
+
+    def choice_key_of(self, question_id: int, choice_id: str) -> str | None:
+        """The authored key behind one of this attempt's choice ids, or None when it is not one."""
+        return self._choice_keys_of(question_id).get(choice_id)
+
+    def choice_id_of(self, question_id: int, key: str) -> str | None:
+        """This attempt's id for an authored choice key, or None when the attempt did not show that choice."""
+        keys = self._choice_keys_of(question_id)
+        return next((choice_id for choice_id, authored in keys.items() if authored == key), None)
 
 
 class QuizAnswer(models.Model):
     """The one graded answer to a question in an attempt; the unique constraint forbids a second."""
 
     attempt = models.ForeignKey(QuizAttempt, on_delete=models.CASCADE, related_name="answers")
+    # The attempt's learner, kept here so a client's answer id is unique per learner in the database.
+    learner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="quiz_answers")
     question = models.ForeignKey(Question, on_delete=models.PROTECT, related_name="quiz_answers")
-    response = models.JSONField(help_text='What the learner sent, e.g. {"choices": ["a", "c"]}.')
+    client_answer_id = models.UUIDField(
+        null=True, blank=True, help_text="Made by the client; a replay of the same answer with it changes nothing."
+    )
+    response = models.JSONField(
+        help_text='What the learner sent, e.g. {"choices": [...]}: choices by the attempt\'s ids, not authored keys.'
+    )
     correct = models.BooleanField()
     credit = models.FloatField()
     answered_at = models.DateTimeField()
@@ -68,6 +107,7 @@ class QuizAnswer(models.Model):
         ordering = ["answered_at", "id"]
         constraints = [
             models.UniqueConstraint(fields=["attempt", "question"], name="quiz_answer_once"),
+            models.UniqueConstraint(fields=["learner", "client_answer_id"], name="quiz_answer_client_id_unique"),
             models.CheckConstraint(condition=Q(credit__gte=0, credit__lte=1), name="quiz_answer_credit_range"),
         ]
 

@@ -56,11 +56,12 @@ def quiz_get(*, learner: Any, slug: str, now: datetime) -> Quiz:
 
 def attempt_questions(attempt: QuizAttempt) -> list[Question]:
     """The attempt's questions in its own order, each with its choices (answer key included: serializers pick)."""
-    questions = Question.objects.filter(pk__in=attempt.question_ids).prefetch_related(
+    shown = attempt.shown_question_ids()
+    questions = Question.objects.filter(pk__in=[pk for pk in shown if 1 <= pk <= MAX_ID]).prefetch_related(
         Prefetch("choices", queryset=Choice.objects.order_by("position")), "accepted_answers"
     )
     by_id = {question.pk: question for question in questions}
-    return [by_id[question_id] for question_id in attempt.question_ids if question_id in by_id]
+    return [by_id[question_id] for question_id in shown if question_id in by_id]
 
 
 def _learner_attempts(*, learner: Any) -> QuerySet[QuizAttempt]:

@@ -1,4 +1,8 @@
-"""Shapes of the quiz endpoints. Nothing here shows an answer key before the question is answered."""
+"""Shapes of the quiz endpoints. Nothing here shows an answer key before the question is answered.
+
+Choices are named only by the attempt's random ids: an authored key, which follows the course file
+(the correct choice is often `a`), never leaves the server.
+"""
 
 from __future__ import annotations
 
@@ -7,29 +11,13 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from apps.common.fields import CanonicalUUIDField, CleanCharField, CleanSlugField, JSONNumberField, SingleLineCharField
+from apps.common.schema import body_rules
 from apps.content.models import Question, QuestionKind, Quiz
 from apps.quizzes.models import AttemptMode, QuizAnswer, QuizAttempt
 
 MAX_TEXT_ANSWER = 500
 MAX_CHOICES_SENT = 50
-
-
-class StrictCharField(serializers.CharField):
-    """A string, and only a string: numbers and booleans are not turned into text."""
-
-    def to_internal_value(self, data: Any) -> str:
-        if not isinstance(data, str):
-            self.fail("invalid")
-        return super().to_internal_value(data)
-
-
-class StrictNumberField(serializers.FloatField):
-    """A JSON number: not a string of digits, not a boolean; NaN and infinity are refused."""
-
-    def to_internal_value(self, data: Any) -> float:
-        if isinstance(data, bool) or not isinstance(data, int | float):
-            self.fail("invalid")
-        return float(super().to_internal_value(data))
 
 
 class QuizOutput(serializers.ModelSerializer):
@@ -63,19 +51,27 @@ class AttemptStartInput(serializers.Serializer):
     mode = serializers.ChoiceField(choices=AttemptMode.choices, default=AttemptMode.ALL)
 
 
+@body_rules(exactly_one_of=("choice", "choices", "text", "number"))
 class AnswerInput(serializers.Serializer):
-    question = serializers.SlugField(max_length=80, help_text="The question's slug.")
-    choice = StrictCharField(required=False, max_length=40, help_text="single_choice: the key picked.")
+    question = CleanSlugField(max_length=80, help_text="The question's slug.")
+    choice = SingleLineCharField(
+        required=False, max_length=40, help_text="single_choice: the id of the choice picked, as the attempt shows it."
+    )
     choices = serializers.ListField(
-        child=StrictCharField(max_length=40),
+        child=SingleLineCharField(max_length=40),
         required=False,
         max_length=MAX_CHOICES_SENT,
-        help_text="multiple_choice: every key picked.",
+        help_text="multiple_choice: the id of every choice picked, as the attempt shows them.",
     )
-    text = StrictCharField(
+    text = CleanCharField(
         required=False, max_length=MAX_TEXT_ANSWER, allow_blank=True, trim_whitespace=False, help_text="short_text."
     )
-    number = StrictNumberField(required=False, help_text="numeric: a finite JSON number.")
+    number = JSONNumberField(required=False, help_text="numeric: a finite JSON number.")
+    client_answer_id = CanonicalUUIDField(
+        required=False,
+        help_text="Optional, made by the client: the same answer sent again with it gets its first result (200, "
+        "duplicate true); the same id with anything else changed is refused (409 idempotency_key_reused).",
+    )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         sent = [name for name in ("choice", "choices", "text", "number") if name in attrs]
@@ -87,8 +83,19 @@ class AnswerInput(serializers.Serializer):
 
 
 class ChoiceOutput(serializers.Serializer):
-    key = serializers.CharField()
+    key = serializers.CharField(
+        help_text="The choice's random id in this attempt: send it back to answer. Unrelated to its position."
+    )
     text = serializers.CharField()
+
+
+def _shown_choices(attempt: QuizAttempt, question: Question) -> list[tuple[str, str]]:
+    """[(the attempt's id, authored key)] in the order the attempt shows them, for choices that still exist."""
+    keys = {choice.key for choice in question.choices.all()}
+    shown = [
+        (choice_id, attempt.choice_key_of(question.pk, choice_id)) for choice_id in attempt.choice_ids_of(question.pk)
+    ]
+    return [(choice_id, key) for choice_id, key in shown if key is not None and key in keys]
 
 
 class QuestionOutput(serializers.Serializer):
@@ -103,22 +110,27 @@ class QuestionOutput(serializers.Serializer):
     @extend_schema_field(ChoiceOutput(many=True))
     def get_choices(self, question: Question) -> list[dict[str, str]]:
         texts = {choice.key: choice.text for choice in question.choices.all()}
-        orders: dict[str, list[str]] = self.context.get("choice_orders", {})
-        keys = orders.get(str(question.pk), list(texts))
-        return [{"key": key, "text": texts[key]} for key in keys if key in texts]
+        return [
+            {"key": choice_id, "text": texts[key]}
+            for choice_id, key in _shown_choices(self.context["attempt"], question)
+        ]
 
 
 class CorrectAnswerOutput(serializers.Serializer):
-    """The answer key of one question, shown once the learner has answered it."""
+    """The answer key of one question, shown once the learner has answered it, in the attempt's choice ids."""
 
-    choices = serializers.ListField(child=serializers.CharField(), help_text="Correct choice keys; choice kinds.")
+    choices = serializers.ListField(
+        child=serializers.CharField(), help_text="The attempt's ids of the correct choices, in its order; choice kinds."
+    )
     accepted_answers = serializers.ListField(child=serializers.CharField(), help_text="short_text.")
     number = serializers.FloatField(allow_null=True, help_text="numeric.")
     tolerance = serializers.FloatField(allow_null=True, help_text="numeric: accepted distance from number.")
 
     def to_representation(self, question: Question) -> dict[str, Any]:
+        correct = {choice.key for choice in question.choices.all() if choice.is_correct}
+        shown = _shown_choices(self.context["attempt"], question)
         return {
-            "choices": [choice.key for choice in question.choices.all() if choice.is_correct],
+            "choices": [choice_id for choice_id, key in shown if key in correct],
             "accepted_answers": [answer.text for answer in question.accepted_answers.all()],
             "number": question.numeric_answer,
             "tolerance": question.tolerance,
@@ -128,8 +140,8 @@ class CorrectAnswerOutput(serializers.Serializer):
 class ResponseOutput(serializers.Serializer):
     """What the learner sent; only the field of the question's kind is present."""
 
-    choice = serializers.CharField(required=False)
-    choices = serializers.ListField(child=serializers.CharField(), required=False)
+    choice = serializers.CharField(required=False, help_text="The attempt's id of the choice picked.")
+    choices = serializers.ListField(child=serializers.CharField(), required=False, help_text="The attempt's ids.")
     text = serializers.CharField(required=False)
     number = serializers.FloatField(required=False)
 
@@ -145,6 +157,7 @@ class GradedAnswerOutput(serializers.Serializer):
     explanation = serializers.CharField()
     correct_answer = CorrectAnswerOutput()
     answered_at = serializers.DateTimeField()
+    client_answer_id = serializers.UUIDField(allow_null=True, help_text="As sent with the answer; null when none was.")
 
     def to_representation(self, answer: QuizAnswer) -> dict[str, Any]:
         questions: dict[int, Question] = self.context.get("questions", {})
@@ -155,8 +168,9 @@ class GradedAnswerOutput(serializers.Serializer):
             "correct": answer.correct,
             "credit": answer.credit,
             "explanation": question.explanation,
-            "correct_answer": CorrectAnswerOutput(question).data,
+            "correct_answer": CorrectAnswerOutput(question, context={"attempt": self.context["attempt"]}).data,
             "answered_at": serializers.DateTimeField().to_representation(answer.answered_at),
+            "client_answer_id": str(answer.client_answer_id) if answer.client_answer_id else None,
         }
 
 
@@ -184,12 +198,13 @@ class AttemptOutput(AttemptSummaryOutput):
     @extend_schema_field(QuestionOutput(many=True))
     def get_questions(self, attempt: QuizAttempt) -> list[dict[str, Any]]:
         questions = self.context["attempt_questions"]
-        return list(QuestionOutput(questions, many=True, context={"choice_orders": attempt.choice_orders}).data)
+        return list(QuestionOutput(questions, many=True, context={"attempt": attempt}).data)
 
     @extend_schema_field(GradedAnswerOutput(many=True))
     def get_answers(self, attempt: QuizAttempt) -> list[dict[str, Any]]:
         by_id = {question.pk: question for question in self.context["attempt_questions"]}
-        return list(GradedAnswerOutput(attempt.answers.all(), many=True, context={"questions": by_id}).data)
+        context = {"questions": by_id, "attempt": attempt}
+        return list(GradedAnswerOutput(attempt.answers.all(), many=True, context=context).data)
 
 
 class AttemptProgressOutput(serializers.Serializer):
@@ -202,12 +217,17 @@ class AttemptProgressOutput(serializers.Serializer):
 
 class AnswerOutput(GradedAnswerOutput):
     attempt = AttemptProgressOutput()
+    duplicate = serializers.BooleanField(
+        help_text="True when this client_answer_id was already recorded: the first result, nothing changed."
+    )
 
     def to_representation(self, outcome: Any) -> dict[str, Any]:
         attempt: QuizAttempt = outcome.attempt
-        data = GradedAnswerOutput(outcome.answer, context={"questions": {outcome.question.pk: outcome.question}}).data
+        context = {"questions": {outcome.question.pk: outcome.question}, "attempt": attempt}
+        data = GradedAnswerOutput(outcome.answer, context=context).data
         return {
             **data,
+            "duplicate": outcome.duplicate,
             "attempt": {
                 "id": attempt.pk,
                 "finished": attempt.finished_at is not None,

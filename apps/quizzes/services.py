@@ -15,10 +15,11 @@ from django.db.models import Sum
 from django.utils import timezone
 from rest_framework import status
 
-from apps.common.errors import Conflict, DomainError, NotFound
+from apps.common.errors import Conflict, DomainError, IdempotencyKeyReused, NotFound
 from apps.content.models import Question, QuestionKind
 from apps.content.selectors import visible_card_ids
 from apps.quizzes import grading
+from apps.quizzes.choices import choice_ids_draw
 from apps.quizzes.models import AttemptMode, QuestionMemory, QuizAnswer, QuizAttempt
 from apps.quizzes.selectors import MAX_ID, active_quiz_items, quiz_get
 from apps.srs import scheduling
@@ -36,6 +37,7 @@ QUESTION_RATINGS = {"correct": Rating.GOOD, "partial": Rating.HARD, "wrong": Rat
 # A settings row or memory row created by two first answers at once: the loser retries.
 _WRITE_ATTEMPTS = 3
 
+_CHOICE_KINDS = (QuestionKind.SINGLE_CHOICE, QuestionKind.MULTIPLE_CHOICE)
 _ANSWER_FIELD = {
     QuestionKind.SINGLE_CHOICE: "choice",
     QuestionKind.MULTIPLE_CHOICE: "choices",
@@ -71,13 +73,17 @@ class QuestionNotInAttempt(DomainError):
 
 @dataclass(frozen=True)
 class AnswerData:
-    """One answer as sent: the question's slug and exactly one of the four answer fields."""
+    """One answer as sent: the question's slug, exactly one of the four answer fields, and maybe the client's id.
+
+    Choices are named by the ids the attempt shows, never by their authored keys.
+    """
 
     question: str
     choice: str | None = None
     choices: list[str] | None = None
     text: str | None = None
     number: float | None = None
+    client_answer_id: uuid.UUID | None = None
 
     def given(self) -> dict[str, Any]:
         return {
@@ -91,6 +97,10 @@ class AnswerData:
             if value is not None
         }
 
+    def response(self) -> dict[str, Any]:
+        """The answer as it is stored and compared with a replay: the picked ids of `choices` in one order."""
+        return {name: sorted(value) if name == "choices" else value for name, value in self.given().items()}
+
 
 @dataclass(frozen=True)
 class AnswerOutcome:
@@ -98,6 +108,7 @@ class AnswerOutcome:
     question: Question
     attempt: QuizAttempt
     answered_count: int
+    duplicate: bool = False
 
 
 def card_ratings() -> dict[str, int]:
@@ -127,17 +138,19 @@ def attempt_start(*, learner: Any, quiz_slug: str, mode: str, now: datetime) -> 
     else:
         rng.shuffle(questions)
     choice_orders: dict[str, list[str]] = {}
+    choice_keys: dict[str, dict[str, str]] = {}
     for question in questions:
-        if question.kind in (QuestionKind.SINGLE_CHOICE, QuestionKind.MULTIPLE_CHOICE):
-            keys = [choice.key for choice in sorted(question.choices.all(), key=lambda c: c.position)]
-            rng.shuffle(keys)
-            choice_orders[str(question.pk)] = keys
+        if question.kind in _CHOICE_KINDS:
+            drawn = choice_ids_draw(keys=[choice.key for choice in question.choices.all()])
+            choice_orders[str(question.pk)] = [choice_id for choice_id, _ in drawn]
+            choice_keys[str(question.pk)] = dict(drawn)
     return QuizAttempt.objects.create(
         learner=learner,
         quiz=quiz,
         mode=mode,
         question_ids=[question.pk for question in questions],
         choice_orders=choice_orders,
+        choice_keys=choice_keys,
         started_at=now,
     )
 
@@ -162,7 +175,7 @@ def _due_first(*, learner: Any, questions: list[Question], now: datetime, rng: s
 # --- Answering -----------------------------------------------------------------------------------
 
 
-def _locked_attempt(*, learner: Any, attempt_id: int) -> QuizAttempt:
+def _locked_attempt(*, learner: Any, attempt_id: int, open_only: bool = True) -> QuizAttempt:
     """The learner's attempt, locked so its answers and its finish happen one at a time."""
     attempt = (
         QuizAttempt.objects.select_for_update().filter(learner=learner, pk=attempt_id).first()
@@ -171,21 +184,57 @@ def _locked_attempt(*, learner: Any, attempt_id: int) -> QuizAttempt:
     )
     if attempt is None:
         raise NotFound(f"You have no quiz attempt {attempt_id}.")
-    if attempt.finished_at is not None:
-        raise AttemptFinished(f"Attempt {attempt_id} is finished; start a new attempt to answer again.")
+    if open_only:
+        _check_open(attempt)
     return attempt
+
+
+def _check_open(attempt: QuizAttempt) -> None:
+    if attempt.finished_at is not None:
+        raise AttemptFinished(f"Attempt {attempt.pk} is finished; start a new attempt to answer again.")
+
+
+def _replay(*, learner: Any, attempt: QuizAttempt, answer: AnswerData) -> AnswerOutcome | None:
+    """The first result of an answer already recorded under this client id, or None when the id is new.
+
+    The id means one answer: sent again with another attempt, question or response, it is refused,
+    before any grading, so a refusal says nothing about whether the new response was right.
+    """
+    if answer.client_answer_id is None:
+        return None
+    first = (
+        QuizAnswer.objects.filter(learner=learner, client_answer_id=answer.client_answer_id)
+        .select_related("question")
+        .first()
+    )
+    if first is None:
+        return None
+    if (first.attempt_id, first.question.slug, first.response) != (attempt.pk, answer.question, answer.response()):
+        raise IdempotencyKeyReused(
+            f"client_answer_id {answer.client_answer_id} was already used for another answer; "
+            "send a new id with each new answer.",
+            fields={"client_answer_id": ["Already used for a different answer."]},
+        )
+    question = Question.objects.filter(pk=first.question_id).prefetch_related("choices", "accepted_answers").get()
+    answered = QuizAnswer.objects.filter(attempt=attempt).count()
+    return AnswerOutcome(answer=first, question=question, attempt=attempt, answered_count=answered, duplicate=True)
 
 
 def answer_submit(*, learner: Any, attempt_id: int, answer: AnswerData) -> AnswerOutcome:
     """Grade one answer and record it with everything it changes, all in one transaction.
 
     The attempt row is locked first, so two answers to one attempt are taken one after the other;
-    the answer's unique constraint stands behind that. A refused answer changes nothing.
+    the answer's unique constraint stands behind that. A refused answer changes nothing. An answer
+    sent again with its client_answer_id gets its first result, even once the attempt is finished.
     """
     with transaction.atomic():
-        attempt = _locked_attempt(learner=learner, attempt_id=attempt_id)
+        attempt = _locked_attempt(learner=learner, attempt_id=attempt_id, open_only=False)
+        replayed = _replay(learner=learner, attempt=attempt, answer=answer)
+        if replayed is not None:
+            return replayed
+        _check_open(attempt)
         question = (
-            Question.objects.filter(slug=answer.question, pk__in=attempt.question_ids)
+            Question.objects.filter(slug=answer.question, pk__in=attempt.shown_question_ids())
             .prefetch_related("choices", "accepted_answers", "cards")
             .first()
         )
@@ -196,19 +245,26 @@ def answer_submit(*, learner: Any, attempt_id: int, answer: AnswerData) -> Answe
             )
         if QuizAnswer.objects.filter(attempt=attempt, question=question).exists():
             raise AlreadyAnswered(f"Question {question.slug!r} is already answered in attempt {attempt_id}.")
-        response, grade = _grade(question, answer)
+        response, grade = _grade(attempt, question, answer)
         now = timezone.now()
         try:
             with transaction.atomic():
                 row = QuizAnswer.objects.create(
                     attempt=attempt,
+                    learner=learner,
                     question=question,
+                    client_answer_id=answer.client_answer_id,
                     response=response,
                     correct=grade.correct,
                     credit=grade.credit,
                     answered_at=now,
                 )
-        except IntegrityError as exc:  # only reachable if the row lock were bypassed
+        except IntegrityError as exc:
+            # The attempt lock keeps a second answer to the question out; what can still collide is
+            # the same client id sent at once to two attempts, and the first of them has committed.
+            replayed = _replay(learner=learner, attempt=attempt, answer=answer)
+            if replayed is not None:
+                return replayed
             raise AlreadyAnswered(f"Question {question.slug!r} is already answered in attempt {attempt_id}.") from exc
         _question_review(
             learner=learner,
@@ -224,8 +280,12 @@ def answer_submit(*, learner: Any, attempt_id: int, answer: AnswerData) -> Answe
     return AnswerOutcome(answer=row, question=question, attempt=attempt, answered_count=answered)
 
 
-def _grade(question: Question, answer: AnswerData) -> tuple[dict[str, Any], grading.Grade]:
-    """What to store of the answer and its grade; a 400 when the answer does not fit the question."""
+def _grade(attempt: QuizAttempt, question: Question, answer: AnswerData) -> tuple[dict[str, Any], grading.Grade]:
+    """What to store of the answer and its grade; a 400 when the answer does not fit the question.
+
+    Choices come as the attempt's ids and are graded by the authored keys behind them; an authored
+    key sent as it is names no choice.
+    """
     expected = _ANSWER_FIELD[QuestionKind(question.kind)]
     given = answer.given()
     if list(given) != [expected]:
@@ -233,35 +293,45 @@ def _grade(question: Question, answer: AnswerData) -> tuple[dict[str, Any], grad
             f"A {question.kind} question is answered with {expected!r}, and only with it.",
             fields={expected: [f"Send {expected!r} for this {question.kind} question."]},
         )
+    response = answer.response()
     keys = {choice.key for choice in question.choices.all()}
     correct_keys = {choice.key for choice in question.choices.all() if choice.is_correct}
+
+    def key_of(choice_id: str) -> str | None:
+        key = attempt.choice_key_of(question.pk, choice_id)
+        return key if key in keys else None
+
     if question.kind == QuestionKind.SINGLE_CHOICE:
         choice = str(answer.choice)
-        if choice not in keys:
-            raise AnswerInvalid(f"No choice {choice!r} in this question.", fields={"choice": ["Unknown choice key."]})
-        return {"choice": choice}, grading.grade_single_choice(choice, correct_keys)
+        key = key_of(choice)
+        if key is None:
+            raise AnswerInvalid(
+                f"No choice {choice!r} in this question of the attempt.",
+                fields={"choice": ["Unknown choice: send one of the ids the attempt shows for this question."]},
+            )
+        return response, grading.grade_single_choice(key, correct_keys)
     if question.kind == QuestionKind.MULTIPLE_CHOICE:
         picked = list(answer.choices or [])
-        unknown = sorted(set(picked) - keys)
+        unknown = sorted({choice_id for choice_id in picked if key_of(choice_id) is None})
         if unknown:
             raise AnswerInvalid(
-                f"No choice {', '.join(map(repr, unknown))} in this question.",
-                fields={"choices": [f"Unknown choice key {key!r}." for key in unknown]},
+                f"No choice {', '.join(map(repr, unknown))} in this question of the attempt.",
+                fields={"choices": [f"Unknown choice {choice_id!r}." for choice_id in unknown]},
             )
         if not picked or len(set(picked)) != len(picked):
             raise AnswerInvalid(
-                "Pick at least one choice, each once.", fields={"choices": ["At least one key, none repeated."]}
+                "Pick at least one choice, each once.", fields={"choices": ["At least one id, none repeated."]}
             )
-        return {"choices": sorted(picked)}, grading.grade_multiple_choice(set(picked), correct_keys)
+        picked_keys = {key for key in map(key_of, picked) if key is not None}
+        return response, grading.grade_multiple_choice(picked_keys, correct_keys)
     if question.kind == QuestionKind.SHORT_TEXT:
-        text = str(answer.text)
         accepted = [accepted.text for accepted in question.accepted_answers.all()]
-        return {"text": text}, grading.grade_short_text(text, accepted)
+        return response, grading.grade_short_text(str(answer.text), accepted)
     number = answer.number
     if number is None or not math.isfinite(number):
         raise AnswerInvalid("The number must be finite.", fields={"number": ["NaN and infinity are not answers."]})
     assert question.numeric_answer is not None and question.tolerance is not None  # noqa: S101 - check constraint
-    return {"number": number}, grading.grade_numeric(number, question.numeric_answer, question.tolerance)
+    return response, grading.grade_numeric(number, question.numeric_answer, question.tolerance)
 
 
 def _scheduling_config(*, learner: Any) -> SchedulerConfig:

@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from django.utils import timezone
-from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import status
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.common.errors import DomainError
+from apps.common.query import QueryIntegerField, query_params_validate
+from apps.common.schema import error_statuses
 from apps.common.throttling import ScopedAddressRateThrottle, ScopedLearnerRateThrottle
 from apps.content.selectors import deck_get
 from apps.srs.selectors import DEFAULT_STUDY_LIMIT, MAX_STUDY_LIMIT, study_queue_get
@@ -23,35 +24,37 @@ from apps.srs.serializers import (
     StudyOutput,
 )
 from apps.srs.services import ReviewInput as ReviewData
-from apps.srs.services import review_undo, reviews_submit
+from apps.srs.services import review_submit, review_undo, reviews_submit
 
 
-def _review_data(data: dict[str, Any], *, now: Any) -> ReviewData:
+def _review_data(data: dict[str, Any]) -> ReviewData:
     return ReviewData(
         card_id=data["card"],
         rating=data["rating"],
         client_review_id=data["client_review_id"],
-        reviewed_at=data.get("reviewed_at") or now,
+        reviewed_at=data.get("reviewed_at"),
         duration_ms=data.get("duration_ms"),
     )
 
 
 class StudyView(APIView):
+    class Query(serializers.Serializer):
+        limit = QueryIntegerField(
+            min_value=1,
+            max_value=MAX_STUDY_LIMIT,
+            default=DEFAULT_STUDY_LIMIT,
+            help_text=f"At most this many cards, 1-{MAX_STUDY_LIMIT}.",
+        )
+
     @extend_schema(
         summary="The cards to study now in a deck, with today's counts and each rating's next interval",
-        parameters=[OpenApiParameter("limit", int, description=f"At most this many cards (1-{MAX_STUDY_LIMIT}).")],
+        parameters=[Query],
         responses=StudyOutput,
     )
     def get(self, request: Request, slug: str) -> Response:
-        raw_limit = request.query_params.get("limit", str(DEFAULT_STUDY_LIMIT))
-        # isdigit() alone lets through digits int() refuses, such as "²".
-        if not (raw_limit.isascii() and raw_limit.isdigit()) or not 1 <= int(raw_limit) <= MAX_STUDY_LIMIT:
-            raise DomainError(
-                f"limit must be a whole number from 1 to {MAX_STUDY_LIMIT}.",
-                fields={"limit": [f"Expected 1-{MAX_STUDY_LIMIT}, got {raw_limit!r}."]},
-            )
+        limit = query_params_validate(query_params=request.query_params, serializer_class=self.Query)["limit"]
         deck = deck_get(slug=slug)
-        queue = study_queue_get(learner=request.user, deck=deck, now=timezone.now(), limit=int(raw_limit))
+        queue = study_queue_get(learner=request.user, deck=deck, now=timezone.now(), limit=limit)
         return Response(
             StudyOutput(
                 {
@@ -79,15 +82,16 @@ class ReviewCreateView(APIView):
         summary="Record one review of a card",
         request=ReviewInput,
         responses={201: ReviewOutput, 200: ReviewOutput},
-        description="201 when recorded; 200 with the first result when the client_review_id was already recorded.",
+        description=(
+            "201 when recorded; 200 with the first result when the same review was already recorded under its "
+            "client_review_id; 409 idempotency_key_reused when that id was recorded for a different review."
+        ),
     )
+    @error_statuses(409)
     def post(self, request: Request) -> Response:
         body = ReviewInput(data=request.data)
         body.is_valid(raise_exception=True)
-        now = timezone.now()
-        (outcome,) = reviews_submit(
-            learner=request.user, reviews=[_review_data(body.validated_data, now=now)], now=now, field_prefix=""
-        )
+        outcome = review_submit(learner=request.user, review=_review_data(body.validated_data), now=timezone.now())
         return Response(
             ReviewOutput(outcome).data, status=status.HTTP_201_CREATED if outcome.created else status.HTTP_200_OK
         )
@@ -102,18 +106,19 @@ class ReviewBatchView(APIView):
         request=ReviewBatchInput,
         responses={200: ReviewBatchOutput},
         description=(
-            "Errors name each bad item by its index, e.g. reviews.3.card. Reviews apply per card in "
+            "Errors name each bad item by its index, e.g. reviews.3.card; a client_review_id that another item or "
+            "an earlier review uses for a different review is such an error. Reviews apply per card in "
             "reviewed_at order; late ones trigger a replay of that card's history."
         ),
     )
+    @error_statuses(409)
     def post(self, request: Request) -> Response:
         body = ReviewBatchInput(data=request.data)
         body.is_valid(raise_exception=True)
-        now = timezone.now()
         outcomes = reviews_submit(
             learner=request.user,
-            reviews=[_review_data(item, now=now) for item in body.validated_data["reviews"]],
-            now=now,
+            reviews=[_review_data(item) for item in body.validated_data["reviews"]],
+            now=timezone.now(),
             field_prefix="reviews.{index}.",
         )
         return Response({"results": [ReviewOutput(outcome).data for outcome in outcomes]})
@@ -126,6 +131,7 @@ class ReviewUndoView(APIView):
         responses={200: ReviewOutput},
         description="409 when the review is not the card's latest or is already undone.",
     )
+    @error_statuses(409)
     def post(self, request: Request, review_id: int) -> Response:
         outcome = review_undo(learner=request.user, review_id=review_id, now=timezone.now())
         return Response(ReviewOutput(outcome).data)

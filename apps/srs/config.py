@@ -11,6 +11,7 @@ from zoneinfo import ZoneInfo
 
 from django.db import IntegrityError, transaction
 
+from apps.srs.learner_settings import scheduling_settings_in_force
 from apps.srs.models import SchedulerProfile, SchedulingSettings
 from apps.srs.scheduling import DEFAULT_PARAMETERS, SchedulerConfig
 
@@ -25,9 +26,11 @@ def scheduling_settings_get(*, learner: Any) -> SchedulingSettings:
     """
     if _SETTINGS_RELATION.is_cached(learner):
         cached = _SETTINGS_RELATION.get_cached_value(learner)
-        return cached if isinstance(cached, SchedulingSettings) else SchedulingSettings(learner=learner)
-    found = SchedulingSettings.objects.filter(learner=learner).select_related("profile").first()
-    return found if found is not None else SchedulingSettings(learner=learner)
+        found = cached if isinstance(cached, SchedulingSettings) else None
+    else:
+        found = SchedulingSettings.objects.filter(learner=learner).select_related("profile").first()
+    # Whatever the row holds, what is read is valid: a stored value that breaks a rule reads as its default.
+    return scheduling_settings_in_force(found) if found is not None else SchedulingSettings(learner=learner)
 
 
 def scheduler_config_from_settings(settings: SchedulingSettings) -> SchedulerConfig:

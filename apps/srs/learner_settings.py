@@ -134,22 +134,43 @@ def scheduling_settings_values(settings: SchedulingSettings) -> dict[str, Any]:
     return {name: getattr(settings, name) for name in SETTINGS_FIELDS}
 
 
-def scheduling_settings_update(*, learner: Any, changes: Mapping[str, Any]) -> SchedulingSettings:
+def scheduling_settings_in_force(settings: SchedulingSettings) -> SchedulingSettings:
+    """The settings as they take effect: a stored value that breaks a rule is read as its default.
+
+    Rows written before a rule existed, imports and admin edits may hold anything their columns
+    allow (a JSON list of words as steps, a time zone the tz database no longer has); reading them
+    must not fail, so each such value is replaced on the instance, never saved by a read. The next
+    change the learner saves stores the defaults in their place.
+    """
+    defaults = SchedulingSettings()
+    # Resetting one field can make another valid or not (relearning steps are bounded by the
+    # maximum interval), so the check runs again until nothing is left to reset.
+    for _ in SETTINGS_FIELDS:
+        errors = scheduling_settings_errors(scheduling_settings_values(settings))
+        if not errors:
+            break
+        for name in errors:
+            setattr(settings, name, getattr(defaults, name))
+    return settings
+
+
+def scheduling_settings_update(
+    *, learner: Any, changes: Mapping[str, Any], refused: Mapping[str, list[str]] | None = None
+) -> SchedulingSettings:
     """Apply `changes` to the learner's settings, all or nothing; the row is created on the first change.
 
-    Reviews already made keep the scheduler profile they were made with, so nothing in the review
-    log is rewritten: new values take effect from the next review.
+    `refused`: settings the request already failed to give usably, by name; they are reported
+    together with whatever is wrong with `changes`, and nothing is changed. Reviews already made
+    keep the scheduler profile they were made with, so nothing in the review log is rewritten: new
+    values take effect from the next review.
     """
-    unknown = sorted(set(changes) - set(SETTINGS_FIELDS))
+    unknown = {name: ["No such setting."] for name in sorted(set(changes) - set(SETTINGS_FIELDS))}
     if unknown:
-        raise SettingsInvalid(
-            f"Unknown settings: {', '.join(unknown)}; nothing was changed.",
-            fields={name: ["No such setting."] for name in unknown},
-        )
+        raise _invalid(unknown | dict(refused or {}))
     for attempt in range(_SAVE_ATTEMPTS):
         try:
             with transaction.atomic():
-                return _update_locked(learner=learner, changes=changes)
+                return _update_locked(learner=learner, changes=changes, refused=refused or {})
         except IntegrityError:
             # Two first changes at once: the loser finds the winner's row on its second attempt.
             if attempt == _SAVE_ATTEMPTS - 1:
@@ -161,20 +182,27 @@ def _locked_row(*, learner: Any) -> SchedulingSettings | None:
     return SchedulingSettings.objects.select_for_update().filter(learner=learner).first()
 
 
-def _update_locked(*, learner: Any, changes: Mapping[str, Any]) -> SchedulingSettings:
+def _invalid(errors: Mapping[str, list[str]]) -> SettingsInvalid:
+    return SettingsInvalid(
+        "The settings are invalid; nothing was changed: "
+        + "; ".join(f"{name}: {' '.join(messages)}" for name, messages in errors.items()),
+        fields=dict(errors),
+    )
+
+
+def _update_locked(*, learner: Any, changes: Mapping[str, Any], refused: Mapping[str, list[str]]) -> SchedulingSettings:
     settings = _locked_row(learner=learner)
     if settings is None:
-        if not changes:
+        if not changes and not refused:
             return SchedulingSettings(learner=learner)
         settings = SchedulingSettings(learner=learner)
-    values = scheduling_settings_values(settings) | dict(changes)
-    errors = scheduling_settings_errors(values)
+    values = scheduling_settings_values(scheduling_settings_in_force(settings)) | dict(changes)
+    # A refused setting keeps its stored value here, so the rules between settings are still checked.
+    errors = dict(refused) | {
+        name: messages for name, messages in scheduling_settings_errors(values).items() if name not in refused
+    }
     if errors:
-        raise SettingsInvalid(
-            "The settings are invalid; nothing was changed: "
-            + "; ".join(f"{name}: {' '.join(messages)}" for name, messages in errors.items()),
-            fields=errors,
-        )
+        raise _invalid(errors)
     if not changes:
         return settings
     for name, value in changes.items():

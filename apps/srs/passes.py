@@ -11,11 +11,11 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, DurationField, ExpressionWrapper, F, FloatField, QuerySet, Window
 from django.db.models.functions import Cast, RowNumber
 
-from apps.common.errors import DomainError
+from apps.common.clock import CLOCK_SKEW_ALLOWANCE
+from apps.common.errors import DomainError, IdempotencyKeyReused
 from apps.content.models import Deck
 from apps.content.selectors import deck_cards_list, deck_get
 from apps.srs.models import DeckPass
-from apps.srs.services import CLOCK_SKEW_ALLOWANCE
 
 
 class PassInvalid(DomainError):
@@ -52,15 +52,41 @@ def _errors(*, deck: Deck, data: PassInput, now: datetime) -> dict[str, list[str
     return errors
 
 
+def _same_pass(seen: DeckPass, *, deck_slug: str, data: PassInput) -> DeckPass:
+    """The saved pass, if `data` is that pass sent again; a different pass under its client id is refused.
+
+    Times compare as instants, whatever offset they were sent with.
+    """
+    differ = [
+        name
+        for name, sent, kept in (
+            ("deck", deck_slug, seen.deck.slug),
+            ("known", data.known, seen.known),
+            ("total", data.total, seen.total),
+            ("started_at", data.started_at, seen.started_at),
+            ("finished_at", data.finished_at, seen.finished_at),
+        )
+        if sent != kept
+    ]
+    if differ:
+        raise IdempotencyKeyReused(
+            f"client_pass_id {data.client_pass_id} is already saved for a different pass (it differs in "
+            f"{', '.join(differ)}); nothing was saved. Send a new pass with a new client_pass_id.",
+            fields={"client_pass_id": [f"Already used for pass {seen.pk}, of deck {seen.deck.slug}."]},
+        )
+    return seen
+
+
 def deck_pass_record(*, learner: Any, deck_slug: str, data: PassInput, now: datetime) -> tuple[DeckPass, bool]:
-    """Save a finished pass; sending the same client_pass_id again returns the first one, unchanged.
+    """Save a finished pass; the same pass sent again returns the first one, unchanged.
 
     Returns the pass and whether it was created now. A pass already saved is found before the deck is
-    looked up, so a client retrying after its deck was archived still gets its answer.
+    looked up, so a client retrying after its deck was archived still gets its answer. A different
+    pass under a client_pass_id already saved is refused with IdempotencyKeyReused.
     """
     seen = DeckPass.objects.select_related("deck").filter(learner=learner, client_pass_id=data.client_pass_id).first()
     if seen is not None:
-        return seen, False
+        return _same_pass(seen, deck_slug=deck_slug, data=data), False
     deck = deck_get(slug=deck_slug)
     errors = _errors(deck=deck, data=data, now=now)
     if errors:
@@ -81,8 +107,9 @@ def deck_pass_record(*, learner: Any, deck_slug: str, data: PassInput, now: date
                 finished_at=data.finished_at,
             )
     except IntegrityError:
-        # The same pass sent twice at once: the other request saved it first.
-        return DeckPass.objects.select_related("deck").get(learner=learner, client_pass_id=data.client_pass_id), False
+        # The same client id sent twice at once: the other request saved it first.
+        seen = DeckPass.objects.select_related("deck").get(learner=learner, client_pass_id=data.client_pass_id)
+        return _same_pass(seen, deck_slug=deck_slug, data=data), False
     return created, True
 
 

@@ -7,13 +7,17 @@ from typing import Any
 from django.db.models import QuerySet
 from django.http import Http404
 from django.utils import timezone
-from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import generics, status
+from drf_spectacular.utils import extend_schema
+from rest_framework import generics, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.common.errors import DomainError
+from apps.common.fields import CleanSlugField
+from apps.common.query import query_params_validate
+from apps.common.schema import error_statuses
+from apps.common.validation import body_checked
 from apps.content.models import Deck
 from apps.content.selectors import deck_get
 from apps.srs.config import scheduling_settings_get
@@ -32,12 +36,14 @@ from apps.srs.progress_serializers import (
 )
 from apps.srs.stats import learner_stats_get
 
-_deck_filter_parameter = OpenApiParameter("deck", str, description="Only this deck (its slug).")
+
+class _DeckFilterQuery(serializers.Serializer):
+    deck = CleanSlugField(required=False)
 
 
 def _deck_filter(request: Request) -> Deck | None:
     """The deck named by ?deck=, if any; an unknown slug is a 400 naming the parameter."""
-    slug = request.query_params.get("deck")
+    slug = query_params_validate(query_params=request.query_params, serializer_class=_DeckFilterQuery).get("deck")
     if slug is None:
         return None
     try:
@@ -63,9 +69,8 @@ class SchedulingSettingsView(APIView):
         ),
     )
     def patch(self, request: Request) -> Response:
-        body = SchedulingSettingsInput(data=request.data, partial=True)
-        body.is_valid(raise_exception=True)
-        settings = scheduling_settings_update(learner=request.user, changes=body.validated_data)
+        changes, refused = body_checked(SchedulingSettingsInput(data=request.data, partial=True))
+        settings = scheduling_settings_update(learner=request.user, changes=changes, refused=refused)
         return Response(SchedulingSettingsOutput(settings).data)
 
 
@@ -74,8 +79,12 @@ class DeckPassCreateView(APIView):
         summary="Save a finished pass through a deck",
         request=DeckPassInput,
         responses={201: DeckPassOutput, 200: DeckPassOutput},
-        description="201 when saved; 200 with the first result when the client_pass_id was already saved.",
+        description=(
+            "201 when saved; 200 with the first result when the same pass was already saved under its "
+            "client_pass_id; 409 idempotency_key_reused when that id was saved for a different pass."
+        ),
     )
+    @error_statuses(409)
     def post(self, request: Request, slug: str) -> Response:
         body = DeckPassInput(data=request.data)
         body.is_valid(raise_exception=True)
@@ -87,7 +96,7 @@ class DeckPassCreateView(APIView):
         )
 
 
-@extend_schema(parameters=[_deck_filter_parameter], summary="The learner's deck passes, newest first")
+@extend_schema(parameters=[_DeckFilterQuery], summary="The learner's deck passes, newest first")
 class DeckPassListView(generics.ListAPIView):
     serializer_class = DeckPassOutput
 
@@ -102,7 +111,7 @@ class DeckPassBestView(APIView):
         return Response({"results": DeckPassBestOutput(best, many=True).data})
 
 
-@extend_schema(parameters=[_deck_filter_parameter], summary="The learner's leeches, most lapses first")
+@extend_schema(parameters=[_DeckFilterQuery], summary="The learner's leeches, most lapses first")
 class LeechListView(generics.ListAPIView):
     serializer_class = LeechOutput
 
@@ -124,7 +133,7 @@ class LeechUnsuspendView(APIView):
 class StatsView(APIView):
     @extend_schema(
         summary="Due forecast, reviews per day, true retention, streaks and per-deck mastery",
-        parameters=[_deck_filter_parameter],
+        parameters=[_DeckFilterQuery],
         responses=StatsOutput,
         description="Days are the learner's: their time zone, starting at their day-start hour.",
     )

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
-from django.utils import timezone
 from rest_framework import serializers
 
+from apps.common.fields import (
+    AwareDateTimeField,
+    CanonicalUUIDField,
+    JSONBooleanField,
+    JSONIntegerField,
+    JSONNumberField,
+    SingleLineCharField,
+)
+from apps.common.schema import body_rules
 from apps.content.serializers import DeckCardOutput
 from apps.srs.config import scheduler_config_from_settings
 from apps.srs.learner_settings import (
@@ -23,18 +31,6 @@ from apps.srs.learner_settings import (
 from apps.srs.models import DeckPass, SchedulingSettings
 from apps.srs.scheduling import DEFAULT_PARAMETERS, MemoryStage
 
-
-class OffsetDateTimeField(serializers.DateTimeField):
-    """A datetime that must carry its UTC offset: a bare local time is ambiguous, so it is refused."""
-
-    default_error_messages = {"naive": "Give the time with its UTC offset, e.g. 2026-11-29T08:30:00+01:00."}
-
-    def enforce_timezone(self, value: datetime) -> datetime:
-        if timezone.is_naive(value):
-            self.fail("naive")
-        return super().enforce_timezone(value)
-
-
 _MILLISECOND = timedelta(milliseconds=1)
 
 
@@ -45,39 +41,50 @@ def _range(bounds: tuple[Any, Any]) -> str:
 # --- Settings ----------------------------------------------------------------------------------
 
 
+@body_rules(
+    closed=True,
+    ranges={
+        "desired_retention": RETENTION_RANGE,
+        "maximum_interval_days": MAXIMUM_INTERVAL_RANGE,
+        "new_cards_per_day": NEW_CARDS_PER_DAY_RANGE,
+        "max_reviews_per_day": MAX_REVIEWS_PER_DAY_RANGE,
+        "day_start_hour": DAY_START_HOUR_RANGE,
+        "leech_threshold": LEECH_THRESHOLD_RANGE,
+    },
+)
 class SchedulingSettingsInput(serializers.Serializer):
     """Types only: the ranges and the rules between fields are the service's."""
 
-    desired_retention = serializers.FloatField(
+    desired_retention = JSONNumberField(
         required=False, help_text=f"Target probability of recall at review, {_range(RETENTION_RANGE)}."
     )
     learning_steps = serializers.ListField(
-        child=serializers.IntegerField(),
+        child=JSONIntegerField(),
         required=False,
         help_text=f"1 to {MAX_STEPS} steps in seconds, ascending, each under a day.",
     )
     relearning_steps = serializers.ListField(
-        child=serializers.IntegerField(),
+        child=JSONIntegerField(),
         required=False,
         help_text=f"1 to {MAX_STEPS} steps in seconds, ascending, none beyond the maximum interval.",
     )
-    maximum_interval_days = serializers.IntegerField(required=False, help_text=_range(MAXIMUM_INTERVAL_RANGE))
-    new_cards_per_day = serializers.IntegerField(required=False, help_text=_range(NEW_CARDS_PER_DAY_RANGE))
-    max_reviews_per_day = serializers.IntegerField(required=False, help_text=_range(MAX_REVIEWS_PER_DAY_RANGE))
-    timezone = serializers.CharField(required=False, help_text="IANA time zone name, e.g. Europe/Paris.")
-    day_start_hour = serializers.IntegerField(
+    maximum_interval_days = JSONIntegerField(required=False, help_text=_range(MAXIMUM_INTERVAL_RANGE))
+    new_cards_per_day = JSONIntegerField(required=False, help_text=_range(NEW_CARDS_PER_DAY_RANGE))
+    max_reviews_per_day = JSONIntegerField(required=False, help_text=_range(MAX_REVIEWS_PER_DAY_RANGE))
+    timezone = SingleLineCharField(required=False, help_text="IANA time zone name, e.g. Europe/Paris.")
+    day_start_hour = JSONIntegerField(
         required=False, help_text=f"Local hour at which the learner's day starts, {_range(DAY_START_HOUR_RANGE)}."
     )
     fsrs_parameters = serializers.ListField(
-        child=serializers.FloatField(),
+        child=JSONNumberField(),
         required=False,
         allow_null=True,
         help_text=f"{len(DEFAULT_PARAMETERS)} FSRS weights from an optimizer run; null for the defaults.",
     )
-    leech_threshold = serializers.IntegerField(
+    leech_threshold = JSONIntegerField(
         required=False, help_text=f"Lapses after which a card is a leech, {_range(LEECH_THRESHOLD_RANGE)}."
     )
-    suspend_leeches = serializers.BooleanField(required=False, help_text="Suspend a card when it becomes a leech.")
+    suspend_leeches = JSONBooleanField(required=False, help_text="Suspend a card when it becomes a leech.")
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         # A misspelt setting would otherwise be dropped silently and look as if it were saved.
@@ -118,11 +125,14 @@ class SchedulingSettingsOutput(serializers.Serializer):
 
 
 class DeckPassInput(serializers.Serializer):
-    known = serializers.IntegerField(help_text="Cards known in this pass.")
-    total = serializers.IntegerField(help_text="Cards in this pass; at least 1, at most the deck's cards.")
-    started_at = OffsetDateTimeField(help_text="ISO 8601 with offset.")
-    finished_at = OffsetDateTimeField(help_text="ISO 8601 with offset; not before started_at.")
-    client_pass_id = serializers.UUIDField(help_text="Made by the client; sending it again changes nothing.")
+    known = JSONIntegerField(help_text="Cards known in this pass.")
+    total = JSONIntegerField(help_text="Cards in this pass; at least 1, at most the deck's cards.")
+    # The upper bound is the service's, checked with the deck's rules so that all are reported together.
+    started_at = AwareDateTimeField(allow_future=True, help_text="ISO 8601 with offset.")
+    finished_at = AwareDateTimeField(allow_future=True, help_text="ISO 8601 with offset; not before started_at.")
+    client_pass_id = CanonicalUUIDField(
+        help_text="Made by the client for this pass: resent unchanged it changes nothing; reused for another pass, 409."
+    )
 
 
 class DeckPassOutput(serializers.Serializer):

@@ -160,6 +160,17 @@ def _seeded_fuzz(seed: str) -> Iterator[None]:
             fsrs_scheduler.random = original
 
 
+def card_fuzz_seed(*, learner_id: int, card_id: int, state: MemoryState | None) -> str:
+    """The fuzz seed of a learner's next review of a card: the learner, the card and its review count.
+
+    Everything in it is known before the review, so the interval a preview shows is the one the
+    review then gives, whoever sends it and whatever its client id. The count is the card's
+    reviews so far (`reps`, which replay and undo recount from the history), so each review of a
+    card draws afresh and replaying a history draws the same fuzz again.
+    """
+    return f"card:{learner_id}:{card_id}:{state.reps if state is not None else 0}"
+
+
 def _require_utc(moment: datetime) -> datetime:
     if moment.tzinfo is None:
         raise ValueError("datetimes must be timezone-aware")
@@ -174,7 +185,7 @@ def review(
     config: SchedulerConfig,
     fuzz_seed: str,
 ) -> MemoryState:
-    """The memory state after one review; `fuzz_seed` fixes the interval fuzz (use the review's id)."""
+    """The memory state after one review; `fuzz_seed` fixes the interval fuzz (a card's is `card_fuzz_seed`)."""
     reviewed_at = _require_utc(reviewed_at)
     if state is not None and reviewed_at < state.last_review:
         raise ValueError("a review cannot precede the card's last review; replay the history instead")
@@ -190,7 +201,10 @@ def review(
 
 @dataclass(frozen=True, order=True)
 class ReviewEvent:
-    """One review of a history, as replay needs it; ordered by time, then id for equal times."""
+    """One review of a history, as replay needs it; ordered by time, then id for equal times.
+
+    The id only orders reviews made at the same instant; the fuzz comes from `card_fuzz_seed`.
+    """
 
     reviewed_at: datetime
     review_id: str
@@ -198,27 +212,36 @@ class ReviewEvent:
     config: SchedulerConfig = field(compare=False, default_factory=SchedulerConfig)
 
 
-def replay(events: Iterable[ReviewEvent]) -> list[MemoryState]:
-    """The state after each review of a history, applied in time order whatever order they came in."""
+def replay(events: Iterable[ReviewEvent], *, learner_id: int, card_id: int) -> list[MemoryState]:
+    """The state after each review of a learner's history of a card, in time order whatever order they came in."""
     states: list[MemoryState] = []
     state: MemoryState | None = None
     for event in sorted(events):
         state = review(
-            state, rating=event.rating, reviewed_at=event.reviewed_at, config=event.config, fuzz_seed=event.review_id
+            state,
+            rating=event.rating,
+            reviewed_at=event.reviewed_at,
+            config=event.config,
+            fuzz_seed=card_fuzz_seed(learner_id=learner_id, card_id=card_id, state=state),
         )
         states.append(state)
     return states
 
 
 def preview_intervals(
-    state: MemoryState | None, *, now: datetime, config: SchedulerConfig, fuzz_seed: str = "preview"
+    state: MemoryState | None, *, now: datetime, config: SchedulerConfig, learner_id: int, card_id: int
 ) -> dict[Rating, timedelta]:
-    """How long until the card is due again for each rating, if reviewed now (for button labels)."""
+    """How long until the card is due again for each rating, if reviewed now (for button labels).
+
+    Drawn with the fuzz seed the review itself will use, so each label is the interval that rating
+    gives when the review comes at `now`, or later with the same whole days since the last review.
+    """
     now = _require_utc(now)
     if state is not None and now < state.last_review:
         now = state.last_review
+    seed = card_fuzz_seed(learner_id=learner_id, card_id=card_id, state=state)
     return {
-        rating: review(state, rating=rating, reviewed_at=now, config=config, fuzz_seed=fuzz_seed).due - now
+        rating: review(state, rating=rating, reviewed_at=now, config=config, fuzz_seed=seed).due - now
         for rating in Rating
     }
 

@@ -88,11 +88,21 @@ def study_queue_get(*, learner: Any, deck: Deck, now: datetime, limit: int = DEF
     fresh = new_allowed[: max(0, limit - len(learning) - len(reviews))]
 
     items = [
-        StudyItem(m.card, m, queue, preview_intervals(memory_state_of(m), now=now, config=config))
+        StudyItem(
+            m.card,
+            m,
+            queue,
+            preview_intervals(memory_state_of(m), now=now, config=config, learner_id=learner.pk, card_id=m.card_id),
+        )
         for queue, memories in (("learning", learning), ("review", reviews))
         for m in memories
     ]
-    items += [StudyItem(card, None, "new", preview_intervals(None, now=now, config=config)) for card in fresh]
+    items += [
+        StudyItem(
+            card, None, "new", preview_intervals(None, now=now, config=config, learner_id=learner.pk, card_id=card.pk)
+        )
+        for card in fresh
+    ]
     return StudyQueue(
         items=items,
         day_start=day_start,

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from rest_framework import serializers
 
+from apps.common.fields import AwareDateTimeField, CanonicalUUIDField, JSONBooleanField, JSONIntegerField
+from apps.common.schema import body_rules
 from apps.content.serializers import DeckCardOutput
 from apps.srs.scheduling import MemoryState, Rating
 from apps.srs.services import BATCH_LIMIT, memory_state_of
@@ -16,30 +18,21 @@ _RATING_NAMES = {rating: rating.name.lower() for rating in Rating}
 MAX_DURATION_MS = 24 * 3600 * 1000
 
 
-class OffsetDateTimeField(serializers.DateTimeField):
-    """An ISO 8601 time that must carry its UTC offset."""
-
-    def enforce_timezone(self, value: datetime) -> datetime:
-        # DRF reads a naive time in the server's zone: a phone's local time would land hours off.
-        if value.tzinfo is None:
-            raise serializers.ValidationError("Give the time with its UTC offset, e.g. 2026-11-29T08:30:00+01:00.")
-        return super().enforce_timezone(value)
-
-
+@body_rules(exactly_one_of=("rating", "knew"))
 class ReviewInput(serializers.Serializer):
-    # Ids are 64-bit; a larger number is no card, and SQLite cannot even bind it in a query.
-    card = serializers.IntegerField(min_value=1, max_value=2**63 - 1, help_text="Card id.")
-    rating = serializers.IntegerField(
-        min_value=1, max_value=4, required=False, help_text="1 Again, 2 Hard, 3 Good, 4 Easy."
-    )
-    knew = serializers.BooleanField(
+    card = JSONIntegerField(min_value=1, help_text="Card id.")
+    rating = JSONIntegerField(min_value=1, max_value=4, required=False, help_text="1 Again, 2 Hard, 3 Good, 4 Easy.")
+    knew = JSONBooleanField(
         required=False, help_text="Flip-and-rate decks may send this instead of rating: true = Good, false = Again."
     )
-    duration_ms = serializers.IntegerField(min_value=0, max_value=MAX_DURATION_MS, required=False, allow_null=True)
-    reviewed_at = OffsetDateTimeField(
-        required=False, help_text="ISO 8601 with offset; defaults to the server's time of receipt."
+    duration_ms = JSONIntegerField(min_value=0, max_value=MAX_DURATION_MS, required=False, allow_null=True)
+    # The upper bound is the service's, checked against its clock with the card checks, so all are reported together.
+    reviewed_at = AwareDateTimeField(
+        allow_future=True, required=False, help_text="ISO 8601 with offset; defaults to the server's time of receipt."
     )
-    client_review_id = serializers.UUIDField(help_text="Made by the client; sending it again changes nothing.")
+    client_review_id = CanonicalUUIDField(
+        help_text="Made by the client for this review: resent unchanged it changes nothing; reused for another, 409."
+    )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         has_rating, has_knew = "rating" in attrs, "knew" in attrs
@@ -86,7 +79,7 @@ class ReviewOutput(serializers.Serializer):
     client_review_id = serializers.UUIDField(allow_null=True)
     state = MemoryStateOutput(allow_null=True, help_text="The card's memory now; null when it is new again.")
     due = serializers.DateTimeField(allow_null=True)
-    duplicate = serializers.BooleanField(help_text="True when this client_review_id was already recorded.")
+    duplicate = serializers.BooleanField(help_text="True when this same review was already recorded.")
     replayed = serializers.BooleanField(help_text="True when the review arrived late and history was replayed.")
 
     def to_representation(self, outcome: Any) -> dict[str, Any]:

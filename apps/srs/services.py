@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import uuid
 from collections import defaultdict
-from dataclasses import dataclass
-from datetime import datetime, timedelta
+from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any
 
 from django.db import IntegrityError, transaction
 
-from apps.common.errors import Conflict, DomainError, NotFound
+from apps.common.clock import CLOCK_SKEW_ALLOWANCE
+from apps.common.errors import Conflict, DomainError, IdempotencyKeyReused, NotFound
 from apps.content.selectors import visible_card_ids
 from apps.srs import scheduling
 from apps.srs.config import (
@@ -18,11 +19,10 @@ from apps.srs.config import (
     scheduler_config_from_json,
     scheduling_settings_get,
 )
+from apps.srs.memory import memory_state_of
 from apps.srs.models import CardMemory, ReviewKind, ReviewLog, ReviewSource, SchedulingSettings, StoredMemoryState
-from apps.srs.scheduling import MemoryStage, MemoryState, Rating, ReviewEvent
+from apps.srs.scheduling import MemoryState, Rating, ReviewEvent, card_fuzz_seed
 
-# Phones' clocks drift; a review stamped a little ahead of the server's clock is still accepted.
-CLOCK_SKEW_ALLOWANCE = timedelta(minutes=5)
 # An offline session's worth of reviews; larger uploads are split by the client.
 BATCH_LIMIT = 1000
 # Concurrent first reviews of a new card collide on its memory row; the loser retries.
@@ -33,14 +33,51 @@ class ReviewsInvalid(DomainError):
     code = "invalid"
 
 
+class _KeyReused(DomainError):
+    """Some client ids were recorded before for other reviews; the caller says how that reaches the client."""
+
+
 @dataclass(frozen=True)
 class ReviewInput:
+    """One review as a client sends it; its client_review_id names this review and no other."""
+
     card_id: int
     rating: int
     client_review_id: uuid.UUID
-    reviewed_at: datetime
+    # None: the server's time of receipt. A resent review cannot repeat that time, so it is not compared.
+    reviewed_at: datetime | None = None
     duration_ms: int | None = None
     source: str = ReviewSource.DECK
+
+
+# What a client id stands for: a resend that differs in any of these is another review under a used id.
+_PAYLOAD_FIELDS = ("card", "rating", "reviewed_at", "duration_ms", "source")
+
+
+def _payload(review: ReviewInput, *, now: datetime) -> dict[str, Any]:
+    """The review's fields as the log keeps them; a time left to the server is `now`."""
+    return {
+        "card": review.card_id,
+        "rating": review.rating,
+        "reviewed_at": review.reviewed_at or now,
+        "duration_ms": review.duration_ms,
+        "source": str(review.source),
+    }
+
+
+def _recorded_payload(log: ReviewLog) -> dict[str, Any]:
+    return {
+        "card": log.card_id,
+        "rating": log.rating,
+        "reviewed_at": log.reviewed_at,
+        "duration_ms": log.duration_ms,
+        "source": str(log.source),
+    }
+
+
+def _differences(sent: dict[str, Any], kept: dict[str, Any], *, compare_time: bool) -> list[str]:
+    """The payload fields in which two reviews under one client id differ; times compare as instants."""
+    return [name for name in _PAYLOAD_FIELDS if (compare_time or name != "reviewed_at") and sent[name] != kept[name]]
 
 
 @dataclass(frozen=True)
@@ -50,22 +87,6 @@ class ReviewOutcome:
     state: MemoryState | None
     created: bool
     replayed: bool = False
-
-
-def memory_state_of(memory: StoredMemoryState | None) -> MemoryState | None:
-    """The row as the scheduling core's MemoryState; the one place that reads a stored state's fields."""
-    if memory is None:
-        return None
-    return MemoryState(
-        stage=MemoryStage(memory.stage),
-        step=memory.step,
-        stability=memory.stability,
-        difficulty=memory.difficulty,
-        due=memory.due,
-        last_review=memory.last_review,
-        reps=memory.reps,
-        lapses=memory.lapses,
-    )
 
 
 def memory_state_store(memory: StoredMemoryState, state: MemoryState) -> None:
@@ -127,31 +148,60 @@ def _event_of(log: ReviewLog) -> ReviewEvent:
 
 
 def _validate(*, reviews: list[ReviewInput], now: datetime, field_prefix: str) -> None:
+    """Refuse the whole upload, naming every bad item, before anything is written."""
     visible = visible_card_ids(card_ids=[review.card_id for review in reviews])
-    errors: dict[str, list[str]] = {}
+    errors: dict[str, list[str]] = defaultdict(list)
+    first_index: dict[uuid.UUID, int] = {}
     for index, review in enumerate(reviews):
         prefix = field_prefix.format(index=index)
         if review.card_id not in visible:
-            errors[f"{prefix}card"] = [f"No card {review.card_id} that you can study."]
-        if review.reviewed_at > now + CLOCK_SKEW_ALLOWANCE:
-            errors[f"{prefix}reviewed_at"] = [
+            errors[f"{prefix}card"].append(f"No card {review.card_id} that you can study.")
+        if review.reviewed_at is not None and review.reviewed_at > now + CLOCK_SKEW_ALLOWANCE:
+            errors[f"{prefix}reviewed_at"].append(
                 f"{review.reviewed_at.isoformat()} is in the future (server time {now.isoformat()})."
-            ]
+            )
         if review.rating not in {rating.value for rating in Rating}:
-            errors[f"{prefix}rating"] = ["The rating must be 1 (Again), 2 (Hard), 3 (Good) or 4 (Easy)."]
+            errors[f"{prefix}rating"].append("The rating must be 1 (Again), 2 (Hard), 3 (Good) or 4 (Easy).")
+        first = first_index.setdefault(review.client_review_id, index)
+        differ = _differences(_payload(review, now=now), _payload(reviews[first], now=now), compare_time=True)
+        if differ:
+            errors[f"{prefix}client_review_id"].append(
+                f"{review.client_review_id} is also used by item {first} for a different review "
+                f"(it differs in {', '.join(differ)}); each review needs its own client_review_id."
+            )
     if errors:
-        raise ReviewsInvalid("Some reviews are invalid; none was recorded.", fields=errors)
+        raise ReviewsInvalid("Some reviews are invalid; none was recorded.", fields=dict(errors))
+
+
+def review_submit(*, learner: Any, review: ReviewInput, now: datetime) -> ReviewOutcome:
+    """Record one review; sent again unchanged, it returns the first result.
+
+    A client_review_id already recorded for a different review is refused with IdempotencyKeyReused.
+    """
+    try:
+        (outcome,) = _submit(learner=learner, reviews=[review], now=now, field_prefix="")
+    except _KeyReused as reused:
+        raise IdempotencyKeyReused(reused.message, fields=reused.fields) from None
+    return outcome
 
 
 def reviews_submit(
     *, learner: Any, reviews: list[ReviewInput], now: datetime, field_prefix: str = "{index}."
 ) -> list[ReviewOutcome]:
-    """Record reviews all or nothing; per card in time order; a client id already seen changes nothing.
+    """Record reviews all or nothing; per card in time order; a review already recorded changes nothing.
 
     A review older than the card's last applied one is recorded and the card's state is rebuilt by
     replaying its whole history in time order, so histories from several devices merge to the same
-    state whatever order they arrive in.
+    state whatever order they arrive in. An item whose client_review_id another item, or a review
+    already recorded, uses for a different review makes the whole upload invalid.
     """
+    try:
+        return _submit(learner=learner, reviews=reviews, now=now, field_prefix=field_prefix)
+    except _KeyReused as reused:
+        raise ReviewsInvalid(reused.message, fields=reused.fields) from None
+
+
+def _submit(*, learner: Any, reviews: list[ReviewInput], now: datetime, field_prefix: str) -> list[ReviewOutcome]:
     if len(reviews) > BATCH_LIMIT:
         raise ReviewsInvalid(f"At most {BATCH_LIMIT} reviews per request.")
     _validate(reviews=reviews, now=now, field_prefix=field_prefix)
@@ -160,14 +210,18 @@ def reviews_submit(
             with transaction.atomic():
                 # Resent ids are rare: the first attempt lets the log's unique constraint catch them,
                 # and only a retry looks them up first.
-                return _record(learner=learner, reviews=reviews, look_up_seen=attempt > 0)
+                return _record(
+                    learner=learner, reviews=reviews, now=now, field_prefix=field_prefix, look_up_seen=attempt > 0
+                )
         except IntegrityError:
             if attempt == _WRITE_ATTEMPTS - 1:
                 raise
     raise AssertionError("unreachable")
 
 
-def _record(*, learner: Any, reviews: list[ReviewInput], look_up_seen: bool) -> list[ReviewOutcome]:
+def _record(
+    *, learner: Any, reviews: list[ReviewInput], now: datetime, field_prefix: str, look_up_seen: bool
+) -> list[ReviewOutcome]:
     seen = (
         {
             log.client_review_id: log
@@ -181,21 +235,32 @@ def _record(*, learner: Any, reviews: list[ReviewInput], look_up_seen: bool) -> 
     outcomes: dict[int, ReviewOutcome] = {}
     pending: dict[int, list[tuple[int, ReviewInput]]] = defaultdict(list)
     first_index: dict[uuid.UUID, int] = {}
+    reused: dict[str, list[str]] = {}
     for index, review in enumerate(reviews):
         if review.client_review_id in seen:
             log = seen[review.client_review_id]
+            differ = _differences(
+                _payload(review, now=now), _recorded_payload(log), compare_time=review.reviewed_at is not None
+            )
+            if differ:
+                reused[f"{field_prefix.format(index=index)}client_review_id"] = [
+                    f"{review.client_review_id} is already recorded for a different review (review {log.pk}, "
+                    f"which differs in {', '.join(differ)}); send this review with a new client_review_id."
+                ]
             outcomes[index] = ReviewOutcome(log=log, state=_state_from_json(log.state_after), created=False)
         elif review.client_review_id in first_index:
-            continue  # the same review twice in one upload: answered below with the first one's result
+            continue  # the same review twice in one upload (checked identical): answered with the first one's result
         else:
             first_index[review.client_review_id] = index
-            pending[review.card_id].append((index, review))
+            pending[review.card_id].append((index, replace(review, reviewed_at=review.reviewed_at or now)))
+    if reused:
+        raise _KeyReused("A client_review_id already names another review; nothing was recorded.", fields=reused)
 
     if pending:
         settings, config, profile_id = review_scheduling_get(learner=learner)
         # Cards are locked in id order, so two batches touching the same cards cannot deadlock.
         for card_id in sorted(pending):
-            items = sorted(pending[card_id], key=lambda item: (item[1].reviewed_at, str(item[1].client_review_id)))
+            items = sorted(pending[card_id], key=lambda item: (_time_of(item[1]), str(item[1].client_review_id)))
             outcomes |= _record_card(
                 learner_id=learner.pk,
                 card_id=card_id,
@@ -209,6 +274,12 @@ def _record(*, learner: Any, reviews: list[ReviewInput], look_up_seen: bool) -> 
             first = outcomes[first_index[review.client_review_id]]
             outcomes[index] = ReviewOutcome(log=first.log, state=first.state, created=False)
     return [outcomes[index] for index in range(len(reviews))]
+
+
+def _time_of(review: ReviewInput) -> datetime:
+    """The time of a review whose time `_record` has already filled in."""
+    assert review.reviewed_at is not None  # noqa: S101 - filled in before any review is applied
+    return review.reviewed_at
 
 
 def _state_from_json(data: dict[str, Any] | None) -> MemoryState | None:
@@ -228,14 +299,15 @@ def _record_card(
     outcomes: dict[int, ReviewOutcome] = {}
     for index, review in items:
         before = memory_state_of(memory)
-        in_order = before is None or review.reviewed_at > before.last_review
+        reviewed_at = _time_of(review)
+        in_order = before is None or reviewed_at > before.last_review
         log = ReviewLog(
             learner_id=learner_id,
             card_id=card_id,
             kind=ReviewKind.REVIEW,
             client_review_id=review.client_review_id,
             rating=review.rating,
-            reviewed_at=review.reviewed_at,
+            reviewed_at=reviewed_at,
             duration_ms=review.duration_ms,
             source=review.source,
             state_before=before.to_dict() if before else None,
@@ -245,14 +317,14 @@ def _record_card(
             after = scheduling.review(
                 before,
                 rating=Rating(review.rating),
-                reviewed_at=review.reviewed_at,
+                reviewed_at=reviewed_at,
                 config=config,
-                fuzz_seed=str(review.client_review_id),
+                fuzz_seed=card_fuzz_seed(learner_id=learner_id, card_id=card_id, state=before),
             )
         else:
-            event = ReviewEvent(review.reviewed_at, str(review.client_review_id), Rating(review.rating), config)
+            event = ReviewEvent(reviewed_at, str(review.client_review_id), Rating(review.rating), config)
             history = [event for _, event in _active_history(learner_id=learner_id, card_id=card_id)]
-            after = scheduling.replay([*history, event])[-1]
+            after = scheduling.replay([*history, event], learner_id=learner_id, card_id=card_id)[-1]
         log.state_after = after.to_dict()
         log.save(force_insert=True)
         memory = _write_memory(
@@ -260,7 +332,7 @@ def _record_card(
             learner_id=learner_id,
             card_id=card_id,
             state=after,
-            first_review=review.reviewed_at,
+            first_review=reviewed_at,
             settings=settings,
         )
         outcomes[index] = ReviewOutcome(log=log, state=after, created=True, replayed=not in_order)
@@ -283,7 +355,7 @@ def review_undo(*, learner: Any, review_id: int, now: datetime) -> ReviewOutcome
                 f"Only the latest review of a card can be undone; review {latest.pk} came after review {review_id}."
             )
         remaining = [event for other, event in history if other.pk != log.pk]
-        restored = scheduling.replay(remaining)[-1] if remaining else None
+        restored = scheduling.replay(remaining, learner_id=learner.pk, card_id=log.card_id)[-1] if remaining else None
         undo = ReviewLog.objects.create(
             learner=learner,
             card_id=log.card_id,

@@ -17,12 +17,13 @@ from zoneinfo import ZoneInfo
 from django.db.models import BooleanField, Case, Count, DateField, Exists, F, OuterRef, Q, QuerySet, Value, When
 from django.db.models.functions import ExtractHour, TruncDate
 
+from apps.common.stored import time_clamped_expression
 from apps.content.models import Deck
 from apps.srs.config import learner_day_bounds, scheduler_config_from_settings, scheduling_settings_get
 from apps.srs.leeches import VISIBLE_CARD
+from apps.srs.memory import memory_state_of
 from apps.srs.models import CardMemory, ReviewKind, ReviewLog, SchedulingSettings
 from apps.srs.scheduling import MemoryStage, Rating, retrievability
-from apps.srs.services import memory_state_of
 
 FORECAST_DAYS = 30
 # A year of daily counts: what a calendar heatmap shows.
@@ -113,11 +114,16 @@ def _day_start(settings: SchedulingSettings, day: date) -> datetime:
 
 
 def with_local_day(queryset: QuerySet[Any], *, field: str, settings: SchedulingSettings) -> QuerySet[Any]:
-    """Annotate `local_date` and `early` (local hour before the day start): the day is local_date - early."""
+    """Annotate `local_date` and `early` (local hour before the day start): the day is local_date - early.
+
+    A stored time outside the computable range counts at its bound, so its local day, and the day
+    before it, are dates that both PostgreSQL and Python hold.
+    """
     zone = ZoneInfo(settings.timezone)
+    moment = time_clamped_expression(field)
     return queryset.annotate(
-        local_date=TruncDate(field, tzinfo=zone),
-        local_hour=ExtractHour(field, tzinfo=zone),
+        local_date=TruncDate(moment, tzinfo=zone),
+        local_hour=ExtractHour(moment, tzinfo=zone),
     ).annotate(
         early=Case(
             When(local_hour__lt=settings.day_start_hour, then=Value(True)),

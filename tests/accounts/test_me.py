@@ -153,4 +153,4 @@ def test_anonymous_gets_a_401(api_client):
     assert api_client.get(ME).status_code == 401
     assert api_client.patch(ME, {"display_name": "x"}, format="json").status_code == 401
     assert api_client.get(f"{ME}export/").status_code == 401
-    assert api_client.delete(ME, {"password": "x"}, format="json").status_code == 401
+    assert api_client.post(f"{ME}delete/", {"password": "x"}, format="json").status_code == 401

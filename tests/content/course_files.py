@@ -76,7 +76,7 @@ MINIMAL_COURSE: dict[str, Any] = {
                     "title": "Basics",
                     "cards": [
                         {"slug": "map", "term": "map", "definition": "Transform elements"},
-                        {"slug": "batch", "term": "batch", "definition": "Group samples into mini-batches"},
+                        {"slug": "batch", "term": "batch", "definition": "Stack samples into fixed-size groups"},
                         {"slug": "prefetch", "term": "prefetch", "definition": "Overlap input and compute"},
                     ],
                 }

@@ -157,6 +157,26 @@ CASES: list[tuple[str, Mutation, str, str]] = [
         "accepted answer 'TFRecord' is used more than once",
     ),
     (
+        "short text answers the grader reads as one",
+        lambda d: question(d, "format").update(accepted_answers=["TFRecord", "Parquet", "TF-record"]),
+        "lessons[0].questions[1].accepted_answers[2]",
+        "accepted answer 'TF-record' is used more than once (compared without case, spaces or punctuation)",
+    ),
+    (
+        "card definition that names its term",
+        set_in(["lessons", 0, "decks", 0, "cards", 2, "definition"], "Prefetching overlaps input and compute"),
+        "lessons[0].decks[0].cards[2].definition",
+        "the definition contains its term ('prefetch')",
+    ),
+    (
+        "card definition that names its term in code",
+        lambda d: d["lessons"][0]["decks"][0]["cards"][0].update(
+            term="Dataset.map(fn)", definition="Calls `map` on every element"
+        ),
+        "lessons[0].decks[0].cards[0].definition",
+        "the definition contains its term ('map')",
+    ),
+    (
         "short text with choices",
         lambda d: question(d, "format").update(choices=[{"key": "a", "text": "x"}]),
         "lessons[0].questions[1].choices",

@@ -179,7 +179,7 @@ def test_archived_items_survive_the_round_trip(tmp_path):
     assert exported["lessons"][0]["decks"][0]["cards"][1] == {
         "slug": "batch",
         "term": "batch",
-        "definition": "Group samples into mini-batches",
+        "definition": "Stack samples into fixed-size groups",
         "archived": True,
     }
 
@@ -270,7 +270,7 @@ def test_quizzes_and_question_cards_survive_the_round_trip(tmp_path):
 def test_shipped_quizzes_mix_every_kind_and_every_question_tests_a_card():
     load(DECKS_DIR)
     questions = Question.objects.filter(lesson__slug="data-pipelines-tf-data", archived=False)
-    assert questions.count() == 24
+    assert questions.count() == 21
     assert not questions.filter(cards__isnull=True).exists()
     review = Quiz.objects.get(slug="tf-data-pipelines-review")
     assert set(quiz_slugs(review.slug)) == set(questions.values_list("slug", flat=True))

@@ -3,14 +3,19 @@ sees only their own submissions."""
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 from django.contrib.auth import get_user_model
+from django.db import connection
 from django.test import override_settings
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from apps.content.models import PipelineExercise
+from apps.exercises import services
 from apps.exercises.models import Submission, SubmissionStatus
+from tests.srs.conftest import run_together
 from worker.grader import MAX_CODE_BYTES
 
 pytestmark = pytest.mark.django_db
@@ -44,6 +49,8 @@ def test_submit_returns_202_with_the_submission_url_and_queues_one_grading(
         "id": submission.pk,
         "url": f"http://testserver/api/v1/submissions/{submission.pk}/",
         "status": "queued",
+        "client_submission_id": None,
+        "duplicate": False,
     }
     assert response["Location"] == body["url"]
     assert submission.code == CODE and submission.status == SubmissionStatus.QUEUED
@@ -139,3 +146,104 @@ def test_a_graded_submission_shows_its_result(learner, learner_client, shipped_c
     )
     body = learner_client.get(f"/api/v1/submissions/{submission.pk}/").json()
     assert body["status"] == "done" and body["verdict"] == "wrong_output" and body["result"] == result
+
+
+# --- client_submission_id: a retry is answered, never graded twice ---------------------------------
+
+
+def test_a_retried_submission_is_a_200_with_the_first_one_and_is_not_graded_again(
+    learner_client, shipped_course, django_capture_on_commit_callbacks
+):
+    key = str(uuid.uuid4())
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        first = learner_client.post(URL, {"code": CODE, "client_submission_id": key}, format="json")
+        Submission.objects.update(status=SubmissionStatus.RUNNING)
+        retry = learner_client.post(URL, {"code": CODE, "client_submission_id": key}, format="json")
+
+    assert (first.status_code, retry.status_code) == (202, 200), retry.content
+    submission = Submission.objects.get()
+    assert first.json() == {
+        "id": submission.pk,
+        "url": f"http://testserver/api/v1/submissions/{submission.pk}/",
+        "status": "queued",
+        "client_submission_id": key,
+        "duplicate": False,
+    }
+    # The submission as it is now: a client following a retry sees the grading it started.
+    assert retry.json() == {**first.json(), "status": "running", "duplicate": True}
+    assert retry["Location"] == first["Location"] == first.json()["url"]
+    assert len(callbacks) == 1
+
+
+@override_settings(SUBMISSIONS_PER_MINUTE=2)
+def test_a_retry_is_answered_at_the_limit_and_does_not_count_against_it(learner, learner_client, shipped_course):
+    key = str(uuid.uuid4())
+    assert learner_client.post(URL, {"code": CODE, "client_submission_id": key}, format="json").status_code == 202
+    assert learner_client.post(URL, {"code": CODE + "\n"}, format="json").status_code == 202
+
+    for _ in range(3):
+        retry = learner_client.post(URL, {"code": CODE, "client_submission_id": key}, format="json")
+        assert retry.status_code == 200 and retry.json()["duplicate"] is True
+
+    assert_error(learner_client.post(URL, {"code": CODE + "#"}, format="json"), 429, "throttled")
+    assert Submission.objects.count() == 2
+
+
+def test_a_retry_still_succeeds_after_the_exercise_is_archived(learner_client, shipped_course):
+    key = str(uuid.uuid4())
+    first = learner_client.post(URL, {"code": CODE, "client_submission_id": key}, format="json").json()
+    PipelineExercise.objects.filter(slug="tfrecord-image-pipeline").update(archived=True)
+    retry = learner_client.post(URL, {"code": CODE, "client_submission_id": key}, format="json")
+    assert retry.status_code == 200 and retry.json()["id"] == first["id"]
+
+
+def test_an_id_reused_with_other_code_or_exercise_is_a_409_that_stores_nothing(learner, learner_client, shipped_course):
+    key = str(uuid.uuid4())
+    assert learner_client.post(URL, {"code": CODE, "client_submission_id": key}, format="json").status_code == 202
+    before = list(Submission.objects.values())
+
+    other_code = learner_client.post(URL, {"code": CODE + "\n", "client_submission_id": key}, format="json")
+    other_exercise = learner_client.post(
+        "/api/v1/exercises/many-file-interleave/submissions/",
+        {"code": CODE, "client_submission_id": key},
+        format="json",
+    )
+
+    error = assert_error(other_code, 409, "idempotency_key_reused")
+    assert set(error["fields"]) == {"code"} and key in error["message"]
+    assert set(assert_error(other_exercise, 409, "idempotency_key_reused")["fields"]) == {"exercise"}
+    assert list(Submission.objects.values()) == before
+    # Another learner's ids are their own.
+    other = get_user_model().objects.create_user(username="linus", password="a long passphrase here")
+    assert client_for(other).post(URL, {"code": CODE, "client_submission_id": key}, format="json").status_code == 202
+
+
+@pytest.mark.parametrize("bad", ["not-a-uuid", "", None, 7.5, ["x"]])
+def test_a_malformed_client_submission_id_is_a_400(learner_client, shipped_course, bad):
+    response = learner_client.post(URL, {"code": CODE, "client_submission_id": bad}, format="json")
+    assert "client_submission_id" in assert_error(response, 400, "invalid")["fields"]
+    assert not Submission.objects.exists()
+
+
+@pytest.mark.skipif(
+    connection.vendor != "postgresql",
+    reason="SQLite serialises every writer on one file lock; run with DATABASE_URL=postgres://...",
+)
+@pytest.mark.django_db(transaction=True)
+def test_one_submission_retried_at_once_is_stored_and_queued_once(learner, shipped_course, monkeypatch):
+    queued: list[int] = []
+    # Counts what would be queued instead of sending it to the broker: no grading runs in this test.
+    monkeypatch.setattr(services, "_grade_after_commit", lambda submission_id: queued.append(submission_id))
+    key = uuid.uuid4()
+
+    results = run_together(
+        4,
+        lambda _: services.submission_create(
+            learner=learner, exercise_slug="tfrecord-image-pipeline", code=CODE, client_submission_id=key
+        ),
+    )
+
+    assert sorted(created for _, created in results) == [False, False, False, True]
+    assert len({submission.pk for submission, _ in results}) == 1
+    assert Submission.objects.count() == 1
+    assert queued == [results[0][0].pk]

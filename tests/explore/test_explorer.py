@@ -69,7 +69,8 @@ def test_a_visit_is_recorded_with_the_server_time_and_shown_on_the_scene(learner
     response = visit(learner_client, client_visit_id=str(uuid.uuid4()))
     assert response.status_code == 201, response.content
     body = response.json()
-    assert set(body) == {"id", "scene", "region", "visited_at", "client_visit_id"}
+    assert set(body) == {"id", "scene", "region", "visited_at", "client_visit_id", "duplicate"}
+    assert body["duplicate"] is False
     stored = RegionVisit.objects.get(pk=body["id"])
     assert stored.learner == learner
     assert (body["scene"], body["region"]) == (SCENE, REGION)
@@ -91,18 +92,27 @@ def test_a_retry_with_the_same_id_is_a_200_with_the_first_visit(learner, learner
     first = visit(learner_client, client_visit_id=client_visit_id)
     retry = visit(learner_client, client_visit_id=client_visit_id)
     assert (first.status_code, retry.status_code) == (201, 200)
-    assert retry.json() == first.json()
+    assert retry.json() == {**first.json(), "duplicate": True}
     assert RegionVisit.objects.filter(learner=learner).count() == 1
     # Another learner's id space is their own.
     _, other = make_learner("bob")
     assert visit(other, client_visit_id=client_visit_id).status_code == 201
 
 
-def test_an_id_reused_for_another_region_is_a_conflict(learner, learner_client, shipped_course):
+def test_an_id_reused_for_another_region_is_refused_and_records_nothing(learner, learner_client, shipped_course):
     client_visit_id = str(uuid.uuid4())
-    assert visit(learner_client, client_visit_id=client_visit_id).status_code == 201
-    assert_error(visit(learner_client, OTHER_REGION, client_visit_id=client_visit_id), 409, "conflict")
-    assert RegionVisit.objects.filter(learner=learner).count() == 1
+    first = visit(learner_client, client_visit_id=client_visit_id).json()
+    before = list(RegionVisit.objects.filter(learner=learner).values())
+
+    response = visit(learner_client, OTHER_REGION, client_visit_id=client_visit_id)
+
+    assert_error(response, 409, "idempotency_key_reused")
+    error = response.json()["error"]
+    assert error["fields"] == {"region": ["Differs from the visit first sent with this client_visit_id."]}
+    assert f"{SCENE}/{REGION}" in error["message"] and client_visit_id in error["message"]
+    assert list(RegionVisit.objects.filter(learner=learner).values()) == before
+    # The first visit still answers its retries.
+    assert visit(learner_client, client_visit_id=client_visit_id).json() == {**first, "duplicate": True}
 
 
 def test_a_retry_still_succeeds_after_the_region_is_archived(learner_client, shipped_course):

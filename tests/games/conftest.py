@@ -80,9 +80,11 @@ def start(client: APIClient, slug: str = DECK, **body: Any) -> Any:
     return client.post(f"/api/v1/decks/{slug}/match/", body, format="json")
 
 
-def attempt(client: APIClient, board_id: str, term_id: str, definition_id: str) -> Any:
+def attempt(client: APIClient, board_id: str, term_id: str, definition_id: str, **extra: Any) -> Any:
     return client.post(
-        f"/api/v1/match/{board_id}/attempts/", {"term_id": term_id, "definition_id": definition_id}, format="json"
+        f"/api/v1/match/{board_id}/attempts/",
+        {"term_id": term_id, "definition_id": definition_id, **extra},
+        format="json",
     )
 
 

@@ -49,6 +49,8 @@ def test_a_correct_attempt_reveals_the_pair(learner_client, cards, clock):
         "penalty_ms": 0,
         "finished": False,
         "score": None,
+        "client_attempt_id": None,
+        "duplicate": False,
     }
     (stored,) = MatchAttempt.objects.filter(board_id=board["id"])
     assert stored.correct and stored.term_item_id == stored.definition_item_id
@@ -70,6 +72,8 @@ def test_a_wrong_attempt_adds_the_penalty_and_reveals_nothing(learner_client, ca
         "penalty_ms": 5000,
         "finished": False,
         "score": None,
+        "client_attempt_id": None,
+        "duplicate": False,
     }
     again = attempt(learner_client, board["id"], second.term_id, first.definition_id).json()
     assert (again["wrong_attempts"], again["penalty_ms"]) == (2, 10000)

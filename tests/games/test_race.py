@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import pytest
@@ -101,3 +102,44 @@ def test_two_boards_with_equal_scores_finishing_at_once_give_one_personal_best(r
     assert len(set(MatchBoard.objects.filter(pk__in=boards).values_list("score_ms", flat=True))) == 1
     # Unlocked, each board would miss the other's finish and both would claim the best.
     assert MatchBoard.objects.filter(pk__in=boards, personal_best=True).count() == 1
+
+
+def test_one_wrong_attempt_retried_at_once_counts_once(racer):
+    _, token = racer
+    board_id = _board(token, pairs=3)
+    first, second, _ = answers(board_id)
+    key = str(uuid.uuid4())
+
+    responses = run_together(
+        THREADS,
+        lambda index: attempt(client_for(token), board_id, first.term_id, second.definition_id, client_attempt_id=key),
+    )
+
+    assert sorted(response.status_code for response in responses) == [200] * (THREADS - 1) + [201]
+    bodies = [response.json() for response in responses]
+    assert sum(body["duplicate"] for body in bodies) == THREADS - 1
+    # Every answer is the one first recorded: one wrong attempt, one penalty.
+    assert {(body["wrong_attempts"], body["penalty_ms"]) for body in bodies} == {(1, 5000)}
+    board = MatchBoard.objects.get(pk=board_id)
+    assert (board.wrong_attempts, board.penalty_ms) == (1, 5000)
+    assert MatchAttempt.objects.filter(board_id=board_id).count() == 1
+
+
+def test_one_id_sent_at_once_for_two_boards_records_one_attempt(racer):
+    _, token = racer
+    boards = [_board(token, pairs=2) for _ in range(2)]
+    pairs = [answers(board_id)[0] for board_id in boards]
+    key = str(uuid.uuid4())
+
+    responses = run_together(
+        2,
+        lambda index: attempt(
+            client_for(token), boards[index], pairs[index].term_id, pairs[index].definition_id, client_attempt_id=key
+        ),
+    )
+
+    assert sorted(response.status_code for response in responses) == [201, 409], [r.json() for r in responses]
+    refused = next(response for response in responses if response.status_code == 409)
+    assert refused.json()["error"]["code"] == "idempotency_key_reused"
+    assert MatchAttempt.objects.filter(board_id__in=boards).count() == 1
+    assert sum(MatchBoard.objects.filter(pk__in=boards).values_list("matched", flat=True)) == 1

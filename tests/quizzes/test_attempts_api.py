@@ -11,7 +11,7 @@ import pytest
 from apps.content.models import Question, Quiz
 from apps.quizzes.models import QuestionMemory, QuizAnswer, QuizAttempt
 from apps.srs.models import ReviewLog
-from tests.quizzes.conftest import QUIZ, RIGHT, WRONG, answer, start
+from tests.quizzes.conftest import QUIZ, RIGHT, WRONG, answer, choice_id, start
 from tests.srs.conftest import make_learner
 
 pytestmark = pytest.mark.django_db
@@ -26,6 +26,10 @@ ANSWER_KEY_FIELDS = {
     "tolerance",
     "explanation",
 }
+
+
+def question_pk(slug: str) -> int:
+    return Question.objects.get(slug=slug).pk
 
 
 def keys_in(data: Any) -> set[str]:
@@ -110,7 +114,7 @@ def test_a_new_attempt_shows_no_answer_key(learner_client, shipped_course):
     assert response.status_code == 201
     raw = response.content.decode()
     body = json.loads(raw)
-    assert len(body["questions"]) == 24
+    assert len(body["questions"]) == 21
     assert keys_in(body) & ANSWER_KEY_FIELDS == set()
     assert set(body["questions"][0]) == {"id", "slug", "kind", "prompt", "choices"}
     for question in Question.objects.filter(slug__in=[q["slug"] for q in body["questions"]]):
@@ -136,12 +140,14 @@ def test_order_is_shuffled_per_attempt_and_kept_when_resumed(learner_client, shi
     # 24! orders: two attempts drawing the file's order, or the same order twice, means no shuffle.
     assert order != quiz_order or [q["slug"] for q in second["questions"]] != quiz_order
     assert order != [q["slug"] for q in second["questions"]]
-    choice_orders = {q["slug"]: [c["key"] for c in q["choices"]] for q in first["questions"]}
-    assert any(keys != sorted(keys) for keys in choice_orders.values() if keys)
+    attempt = QuizAttempt.objects.get(pk=first["id"])
+    shown_keys = {
+        q["slug"]: [str(attempt.choice_key_of(q["id"], c["key"])) for c in q["choices"]] for q in first["questions"]
+    }
+    assert any(keys != sorted(keys) for keys in shown_keys.values() if keys)
 
     resumed = learner_client.get(f"/api/v1/quiz-attempts/{first['id']}/").json()
     assert resumed["questions"] == first["questions"]
-    attempt = QuizAttempt.objects.get(pk=first["id"])
     assert attempt.question_ids == [q["id"] for q in first["questions"]]
 
 
@@ -191,11 +197,19 @@ def test_an_answer_is_graded_and_shows_the_key_it_earned(learner_client, course)
     response = answer(learner_client, attempt_id, "pitfalls", choices=["a", "c"])
     assert response.status_code == 201
     body = response.json()
+    ids = {key: choice_id(attempt_id, "pitfalls", key) for key in "abc"}
     assert body["question"] == "pitfalls"
-    assert body["response"] == {"choices": ["a", "c"]}
+    assert body["response"] == {"choices": sorted([ids["a"], ids["c"]])}
     assert (body["correct"], body["credit"]) == (False, 0.0)
     assert body["explanation"] == "Both slow the pipeline."
-    assert body["correct_answer"] == {"choices": ["a", "b"], "accepted_answers": [], "number": None, "tolerance": None}
+    shown = QuizAttempt.objects.get(pk=attempt_id).choice_ids_of(question_pk("pitfalls"))
+    assert body["correct_answer"] == {
+        "choices": [i for i in shown if i in (ids["a"], ids["b"])],
+        "accepted_answers": [],
+        "number": None,
+        "tolerance": None,
+    }
+    assert (body["duplicate"], body["client_answer_id"]) == (False, None)
     assert body["attempt"] == {
         "id": attempt_id,
         "finished": False,
@@ -271,7 +285,7 @@ def test_a_second_answer_is_a_409_and_changes_nothing(learner_client, course):
     assert response.status_code == 409
     assert response.json()["error"]["code"] == "already_answered"
     assert state() == before
-    assert QuizAnswer.objects.get().response == {"choice": "b"}
+    assert QuizAnswer.objects.get().response == {"choice": choice_id(attempt_id, "overlap", "b")}
 
 
 def test_an_answer_to_a_finished_attempt_is_a_409(learner_client, course):

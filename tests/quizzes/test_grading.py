@@ -68,6 +68,8 @@ def test_typos_are_forgiven_only_in_long_answers_and_never_in_digits():
     assert not text_matches("tf.float64", "tf.float32")
     assert not text_matches("resnet56v2", "resnet50v2")  # one edit, but a digit
     assert text_matches("resnet50 v2", "ResNet50-v2")
+    assert not text_matches("profile", "Profiler")  # a shorter word, not a slip
+    assert not text_matches("prefetched", "prefetch")
 
 
 def test_plurals_need_a_real_stem():

@@ -44,7 +44,7 @@ def replayed_state(learner: Any, card: Card) -> MemoryState:
                 config=scheduler_config_from_json(log.profile.config),
             )
         )
-    return replay(events)[-1]
+    return replay(events, learner_id=learner.pk, card_id=card.pk)[-1]
 
 
 @pytest.fixture
@@ -101,6 +101,22 @@ def test_the_same_review_sent_at_once_from_many_connections_is_recorded_once(rac
     memory = CardMemory.objects.get(learner=learner, card=card)
     assert memory.reps == before + 1
     assert memory_state_of(memory) == replayed_state(learner, card)
+
+
+def test_different_reviews_sent_at_once_under_one_id_record_only_the_first(racer):
+    learner, token = racer
+    cards = list(Card.objects.filter(deck__slug="tf-data-pipelines", archived=False).order_by("position")[:THREADS])
+    at = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=1)
+    body = review_body(cards[0], 3, at)
+
+    responses = run_together(THREADS, lambda index: post_review(client_for(token), body | {"card": cards[index].pk}))
+
+    statuses = sorted(response.status_code for response in responses)
+    assert statuses == [201] + [409] * (THREADS - 1)
+    assert {r.json()["error"]["code"] for r in responses if r.status_code == 409} == {"idempotency_key_reused"}
+    (log,) = ReviewLog.objects.filter(learner=learner)
+    assert [r.json()["card"] for r in responses if r.status_code == 201] == [log.card_id]
+    assert list(CardMemory.objects.filter(learner=learner).values_list("card_id", flat=True)) == [log.card_id]
 
 
 def test_batches_crossing_the_same_cards_in_opposite_orders_neither_deadlock_nor_lose(racer):

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
 
+from apps.content.models import Card
 from apps.srs.models import DeckPass
 from tests.srs.conftest import DECK
 from tests.srs.progress_helpers import counted_get, other_learner_client, second_deck
@@ -46,11 +47,62 @@ def test_a_pass_is_saved_once(learner_client, learner, deck_cards):
     assert saved["duration_ms"] == 270_000
     assert saved["client_pass_id"] == body["client_pass_id"]
 
-    # The same pass again, even with another score, returns the first result and saves nothing.
-    again = learner_client.post(_create_url(), {**body, "known": 34, "total": 34}, format="json")
-    assert again.status_code == 200
-    assert again.json() == saved
+    # The same pass again, its times written with another offset, returns the first result and saves nothing.
+    east = timezone(timedelta(hours=5, minutes=30))
+    for resent in (
+        body,
+        body
+        | {
+            name: datetime.fromisoformat(body[name]).astimezone(east).isoformat()
+            for name in ("started_at", "finished_at")
+        },
+    ):
+        again = learner_client.post(_create_url(), resent, format="json")
+        assert again.status_code == 200
+        assert again.json() == saved
     assert DeckPass.objects.filter(learner=learner).count() == 1
+
+
+def _shifted(body: dict[str, Any], name: str, **delta: float) -> dict[str, Any]:
+    return body | {name: (datetime.fromisoformat(body[name]) + timedelta(**delta)).isoformat()}
+
+
+REUSED_PASS_ID: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "another score": lambda body: body | {"known": 34, "total": 34},
+    "another known": lambda body: body | {"known": body["known"] - 1},
+    "started earlier": lambda body: _shifted(body, "started_at", seconds=-1),
+    "finished later": lambda body: _shifted(body, "finished_at", microseconds=1),
+}
+
+
+@pytest.mark.parametrize("change", REUSED_PASS_ID.values(), ids=REUSED_PASS_ID.keys())
+def test_a_client_pass_id_reused_for_another_pass_is_a_conflict(learner_client, learner, deck_cards, change):
+    body = pass_body(29, 34)
+    first = learner_client.post(_create_url(), body, format="json")
+    assert first.status_code == 201
+    rows = list(DeckPass.objects.values())
+
+    response = learner_client.post(_create_url(), change(body), format="json")
+
+    assert response.status_code == 409, response.json()
+    error = response.json()["error"]
+    assert error["code"] == "idempotency_key_reused"
+    assert body["client_pass_id"] in error["message"]
+    assert set(error["fields"]) == {"client_pass_id"}
+    assert list(DeckPass.objects.values()) == rows
+    assert learner_client.post(_create_url(), body, format="json").json() == first.json()
+
+
+def test_a_client_pass_id_reused_for_another_deck_is_a_conflict(learner_client, deck_cards):
+    other = second_deck(cards=40)
+    body = pass_body(29, 34)
+    assert learner_client.post(_create_url(), body, format="json").status_code == 201
+    rows = list(DeckPass.objects.values())
+    response = learner_client.post(_create_url(other.slug), body, format="json")
+    assert response.status_code == 409, response.json()
+    assert response.json()["error"]["code"] == "idempotency_key_reused"
+    assert "deck" in response.json()["error"]["message"]
+    assert list(DeckPass.objects.values()) == rows
 
 
 def test_the_same_client_id_from_another_learner_is_another_pass(learner_client, deck_cards):
@@ -59,6 +111,10 @@ def test_the_same_client_id_from_another_learner_is_another_pass(learner_client,
     _, other = other_learner_client()
     assert other.post(_create_url(), body, format="json").status_code == 201
     assert DeckPass.objects.count() == 2
+
+
+def _active_cards() -> int:
+    return Card.objects.filter(deck__slug=DECK, archived=False).count()
 
 
 def _naive(body: dict[str, Any]) -> dict[str, Any]:
@@ -70,7 +126,7 @@ INVALID: list[tuple[str, Callable[[], dict[str, Any]]]] = [
     ("known", lambda: pass_body(35, 34)),
     ("known", lambda: pass_body(-1, 34)),
     ("total", lambda: pass_body(0, 0)),
-    ("total", lambda: pass_body(3, 35)),
+    ("total", lambda: pass_body(3, _active_cards() + 1)),
     ("finished_at", lambda: pass_body(minutes=-1)),
     ("finished_at", lambda: pass_body(ended_days_ago=-0.01)),
     ("finished_at", lambda: _naive(pass_body())),
@@ -101,8 +157,9 @@ def test_a_pass_finished_moments_ahead_of_the_server_clock_is_accepted(learner_c
 def test_total_counts_only_active_cards(learner_client, deck_cards):
     deck_cards[0].archived = True
     deck_cards[0].save()
-    assert learner_client.post(_create_url(), pass_body(30, 34), format="json").status_code == 400
-    assert learner_client.post(_create_url(), pass_body(30, 33), format="json").status_code == 201
+    active = len(deck_cards) - 1
+    assert learner_client.post(_create_url(), pass_body(30, active + 1), format="json").status_code == 400
+    assert learner_client.post(_create_url(), pass_body(30, active), format="json").status_code == 201
 
 
 def test_a_retry_after_the_deck_was_archived_still_gets_its_pass(learner_client, deck_cards):

@@ -66,3 +66,25 @@ def test_the_same_pass_sent_at_once_is_saved_once(racer_client):
     assert sorted(response.status_code for response in responses) == [200] * 7 + [201]
     assert len({response.json()["id"] for response in responses}) == 1
     assert DeckPass.objects.filter(learner=user).count() == 1
+
+
+def test_different_passes_sent_at_once_under_one_id_save_only_the_first(racer_client):
+    user, client = racer_client
+    finished = datetime.now(UTC).replace(microsecond=0)
+    client_pass_id = str(uuid.uuid4())
+
+    def send(index: int) -> Any:
+        body = {
+            "known": index,
+            "total": 30,
+            "started_at": (finished - timedelta(minutes=3)).isoformat(),
+            "finished_at": finished.isoformat(),
+            "client_pass_id": client_pass_id,
+        }
+        return client.post(f"/api/v1/decks/{DECK}/passes/", body, format="json")
+
+    responses = run_together(6, send)
+    assert sorted(response.status_code for response in responses) == [201] + [409] * 5
+    assert {r.json()["error"]["code"] for r in responses if r.status_code == 409} == {"idempotency_key_reused"}
+    saved = DeckPass.objects.get(learner=user)
+    assert [r.json()["known"] for r in responses if r.status_code == 201] == [saved.known]

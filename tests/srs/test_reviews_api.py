@@ -12,18 +12,28 @@ import pytest
 from django.db import DatabaseError, connection
 from rest_framework.test import APIClient
 
-from apps.common.errors import Conflict
+from apps.common.errors import Conflict, IdempotencyKeyReused
 from apps.content.models import Card, Course, Deck, Lesson
 from apps.content.services import content_archived_set
 from apps.srs import services
 from apps.srs.learner_settings import scheduling_settings_update
 from apps.srs.models import CardMemory, ReviewKind, ReviewLog, ReviewSource
-from apps.srs.scheduling import MemoryStage, MemoryState, Rating, ReviewEvent, SchedulerConfig, replay, review
+from apps.srs.scheduling import (
+    MemoryStage,
+    MemoryState,
+    Rating,
+    ReviewEvent,
+    SchedulerConfig,
+    card_fuzz_seed,
+    replay,
+    review,
+)
 from apps.srs.services import (
     BATCH_LIMIT,
     CLOCK_SKEW_ALLOWANCE,
     ReviewInput,
     memory_state_of,
+    review_submit,
     review_undo,
     reviews_submit,
 )
@@ -78,10 +88,15 @@ def batch(client: APIClient, reviews: list[dict[str, Any]]) -> Any:
     return client.post("/api/v1/reviews/batch/", {"reviews": reviews}, format="json")
 
 
-def expected_from_core(events: list[tuple[datetime, str, int]]) -> MemoryState:
-    """What the pure core says a history gives, with the default settings."""
+def expected_from_core(events: list[tuple[datetime, str, int]], *, learner: Any, card: Card) -> MemoryState:
+    """What the pure core says a learner's history of a card gives, with the default settings."""
     return replay(
-        [ReviewEvent(reviewed_at=at, review_id=rid, rating=Rating(rating), config=CONFIG) for at, rid, rating in events]
+        [
+            ReviewEvent(reviewed_at=at, review_id=rid, rating=Rating(rating), config=CONFIG)
+            for at, rid, rating in events
+        ],
+        learner_id=learner.pk,
+        card_id=card.pk,
     )[-1]
 
 
@@ -99,7 +114,8 @@ def test_a_review_stores_state_and_log(learner, learner_client, deck_cards):
 
     assert response.status_code == 201, response.json()
     data = response.json()
-    expected = review(None, rating=Rating.GOOD, reviewed_at=at, config=CONFIG, fuzz_seed=body["client_review_id"])
+    seed = card_fuzz_seed(learner_id=learner.pk, card_id=card.pk, state=None)
+    expected = review(None, rating=Rating.GOOD, reviewed_at=at, config=CONFIG, fuzz_seed=seed)
     assert data["card"] == card.pk
     assert (data["kind"], data["rating"], data["duplicate"], data["replayed"]) == ("review", 3, False, False)
     assert data["client_review_id"] == body["client_review_id"]
@@ -169,20 +185,100 @@ def test_knew_maps_to_good_or_again(learner_client, deck_cards, knew, rating):
 
 
 def test_a_client_review_id_sent_again_returns_the_first_result(learner, learner_client, deck_cards):
-    body = review_body(deck_cards[0], 3, ago(minutes=5), duration_ms=1000)
+    at = ago(minutes=5).replace(microsecond=123456)
+    body = review_body(deck_cards[0], 3, at, duration_ms=1000)
     first = post_review(learner_client, body)
     assert first.status_code == 201
     snapshot = database_snapshot()
 
     again = post_review(learner_client, body)
-    # Even a different card and rating under the same id are the same review, already recorded.
-    changed = post_review(
-        learner_client, {**body, "card": deck_cards[1].pk, "rating": 1, "reviewed_at": ago(days=1).isoformat()}
+    # The same instant written with another offset, and knew=true for Good, are the same review.
+    same_instant = post_review(
+        learner_client, body | {"reviewed_at": at.astimezone(timezone(timedelta(hours=-7))).isoformat()}
+    )
+    knew = post_review(learner_client, {k: v for k, v in body.items() if k != "rating"} | {"knew": True})
+
+    for response in (again, same_instant, knew):
+        assert response.status_code == 200, response.json()
+        assert response.json() == first.json() | {"duplicate": True}
+    assert database_snapshot() == snapshot
+
+
+def test_a_review_sent_again_without_its_time_is_the_same_review(learner_client, deck_cards):
+    """A time left to the server cannot be sent again; the rest of the review is still compared."""
+    body = review_body(deck_cards[0], 3)
+    first = post_review(learner_client, body)
+    assert first.status_code == 201
+    snapshot = database_snapshot()
+    again = post_review(learner_client, body)
+    assert again.status_code == 200
+    assert again.json() == first.json() | {"duplicate": True}
+    assert_error(post_review(learner_client, body | {"rating": 4}), 409, "idempotency_key_reused")
+    assert database_snapshot() == snapshot
+
+
+REUSED_KEY_CHANGES: dict[str, Any] = {
+    "another card": lambda body, cards: body | {"card": cards[1].pk},
+    "another rating": lambda body, cards: body | {"rating": 1},
+    "knew false for Good": lambda body, cards: {k: v for k, v in body.items() if k != "rating"} | {"knew": False},
+    "another time": lambda body, cards: body | {"reviewed_at": ago(days=1).isoformat()},
+    "a microsecond later": lambda body, cards: (
+        body | {"reviewed_at": (datetime.fromisoformat(body["reviewed_at"]) + timedelta(microseconds=1)).isoformat()}
+    ),
+    "another duration": lambda body, cards: body | {"duration_ms": 999},
+    "no duration": lambda body, cards: {k: v for k, v in body.items() if k != "duration_ms"},
+}
+
+
+@pytest.mark.parametrize("change", REUSED_KEY_CHANGES.values(), ids=REUSED_KEY_CHANGES.keys())
+def test_a_client_review_id_reused_for_another_review_is_a_conflict(learner, learner_client, deck_cards, change):
+    body = review_body(deck_cards[0], 3, ago(minutes=5), duration_ms=1000)
+    first = post_review(learner_client, body)
+    assert first.status_code == 201
+    snapshot = database_snapshot()
+
+    error = assert_error(
+        post_review(learner_client, change(body, deck_cards)), 409, "idempotency_key_reused", {"client_review_id"}
     )
 
-    for response in (again, changed):
-        assert response.status_code == 200
-        assert response.json() == first.json() | {"duplicate": True}
+    assert body["client_review_id"] in error["message"] + error["fields"]["client_review_id"][0]
+    assert database_snapshot() == snapshot
+    # The first review stands, and is still what an identical resend gets.
+    assert post_review(learner_client, body).json() == first.json() | {"duplicate": True}
+
+
+def test_the_service_refuses_a_reused_key_for_one_review(learner, deck_cards):
+    now = datetime(2026, 3, 1, 12, tzinfo=UTC)
+    key = uuid.uuid4()
+    review_submit(learner=learner, review=ReviewInput(deck_cards[0].pk, 3, key, now), now=now)
+    snapshot = database_snapshot()
+    with pytest.raises(IdempotencyKeyReused):
+        review_submit(learner=learner, review=ReviewInput(deck_cards[1].pk, 3, key, now), now=now)
+    assert database_snapshot() == snapshot
+
+
+def test_reviews_made_by_games_and_quizzes_replay_as_duplicates(learner, learner_client, deck_cards):
+    """Their ids are uuid5 of what was played, so a replay sends the same review under the same id."""
+    now = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=1)
+    made = [
+        ReviewInput(
+            card.pk, 3, uuid.uuid5(uuid.NAMESPACE_URL, f"match:board:{card.pk}"), now, source=ReviewSource.MATCH
+        )
+        for card in deck_cards[:3]
+    ]
+    first = reviews_submit(learner=learner, reviews=made, now=now)
+    snapshot = database_snapshot()
+
+    replayed = reviews_submit(learner=learner, reviews=made, now=now + timedelta(seconds=30))
+
+    assert [outcome.created for outcome in replayed] == [False] * 3
+    assert [outcome.log.pk for outcome in replayed] == [outcome.log.pk for outcome in first]
+    assert database_snapshot() == snapshot
+    # The id names a match review: the same card and rating sent as a deck review is another review.
+    deck_review = {"card": deck_cards[0].pk, "rating": 3, "client_review_id": str(made[0].client_review_id)}
+    assert_error(
+        post_review(learner_client, deck_review | {"reviewed_at": now.isoformat()}), 409, "idempotency_key_reused"
+    )
     assert database_snapshot() == snapshot
 
 
@@ -316,7 +412,9 @@ def test_a_batch_applies_each_cards_reviews_in_time_order(learner, learner_clien
         assert logs[0].state_before is None
         for earlier, later in itertools.pairwise(logs):
             assert later.state_before == earlier.state_after
-        expected = expected_from_core([(at, body["client_review_id"], rating) for at, body, rating in events])
+        expected = expected_from_core(
+            [(at, body["client_review_id"], rating) for at, body, rating in events], learner=learner, card=card
+        )
         assert memory_state_of(CardMemory.objects.get(learner=learner, card=card)) == expected
     # The lapse on b: Easy put it in Review, Again took it out.
     assert CardMemory.objects.get(learner=learner, card=b).lapses == 1
@@ -343,6 +441,39 @@ def test_a_batch_is_idempotent_per_client_review_id(learner_client, deck_cards):
     assert database_snapshot() == snapshot
 
 
+def test_one_client_review_id_for_two_reviews_in_a_batch_is_refused(learner_client, deck_cards, reviewed):
+    bodies = [review_body(card, 3, ago(hours=1)) for card in deck_cards[1:5]]
+    bodies.append(bodies[1] | {"card": deck_cards[6].pk})
+    bodies.append(bodies[2] | {"rating": 4})
+    bodies.append(bodies[3])  # the same review twice is harmless
+    snapshot = database_snapshot()
+
+    error = assert_error(
+        batch(learner_client, bodies), 400, "invalid", {"reviews.4.client_review_id", "reviews.5.client_review_id"}
+    )
+
+    assert "item 1" in error["fields"]["reviews.4.client_review_id"][0]
+    assert "card" in error["fields"]["reviews.4.client_review_id"][0]
+    assert "item 2" in error["fields"]["reviews.5.client_review_id"][0]
+    assert "rating" in error["fields"]["reviews.5.client_review_id"][0]
+    assert database_snapshot() == snapshot
+
+
+def test_a_batch_item_reusing_a_recorded_reviews_key_is_refused(learner_client, deck_cards):
+    recorded, resent = review_body(deck_cards[0], 3, ago(days=2)), review_body(deck_cards[6], 3, ago(days=2))
+    for body in (recorded, resent):
+        assert post_review(learner_client, body).status_code == 201
+    bodies = [review_body(card, 3, ago(hours=1)) for card in deck_cards[1:4]]
+    bodies.insert(2, recorded | {"card": deck_cards[5].pk})
+    bodies.append(resent)  # resent unchanged: fine on its own
+    snapshot = database_snapshot()
+
+    error = assert_error(batch(learner_client, bodies), 400, "invalid", {"reviews.2.client_review_id"})
+
+    assert "already recorded" in error["fields"]["reviews.2.client_review_id"][0]
+    assert database_snapshot() == snapshot
+
+
 def test_batch_errors_name_each_bad_item_and_record_nothing(learner_client, deck_cards, reviewed):
     good = [review_body(card, 3, ago(hours=1)) for card in deck_cards[1:6]]
     good[1]["rating"] = 7
@@ -358,13 +489,13 @@ def test_batch_errors_name_each_bad_item_and_record_nothing(learner_client, deck
 def test_batch_errors_found_by_the_service_name_each_item_too(learner_client, deck_cards, reviewed):
     _archive("card", deck_cards[3])
     bodies = [review_body(card, 3, ago(hours=1)) for card in deck_cards[:5]]
-    bodies[0] = _future(bodies[0])
+    bodies[1] = bodies[0] | {"rating": 1}
     bodies[4]["card"] = 123_456
     snapshot = database_snapshot()
 
     response = batch(learner_client, bodies)
 
-    error = assert_error(response, 400, "invalid", {"reviews.0.reviewed_at", "reviews.3.card", "reviews.4.card"})
+    error = assert_error(response, 400, "invalid", {"reviews.1.client_review_id", "reviews.3.card", "reviews.4.card"})
     assert "123456" in error["fields"]["reviews.4.card"][0]
     assert database_snapshot() == snapshot
 
@@ -437,17 +568,9 @@ def _device_bodies(
     ]
 
 
-def _memories(learner: Any, cards: list[Card]) -> list[dict[str, Any] | None]:
-    return [
-        {k: v for k, v in row.items() if k not in ("id", "learner_id")} if (row := memory_row(learner, card)) else None
-        for card in cards
-    ]
-
-
 def test_two_devices_merge_to_the_same_state_in_either_order(deck_cards):
     cards = deck_cards[:2]
     base = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=1)
-    # The same client ids for every learner, so every arrival order schedules with the same fuzz draws.
     ids = {(days, index): str(uuid.uuid4()) for days, index, _ in DEVICE_A + DEVICE_B}
     a_first, client_ab = make_learner("a-first")
     b_first, client_ba = make_learner("b-first")
@@ -463,16 +586,14 @@ def test_two_devices_merge_to_the_same_state_in_either_order(deck_cards):
     for learner in (a_first, b_first):
         assert ReviewLog.objects.filter(learner=learner).count() == len(DEVICE_A) + len(DEVICE_B)
 
-    merged = _memories(a_first, cards)
-    assert merged == _memories(b_first, cards)
     for index, card in enumerate(cards):
         events = [
             (base - timedelta(days=days), ids[(days, i)], rating)
             for days, i, rating in DEVICE_A + DEVICE_B
             if i == index
         ]
-        expected = expected_from_core(events)
         for learner in (a_first, b_first):
+            expected = expected_from_core(events, learner=learner, card=card)
             memory = CardMemory.objects.get(learner=learner, card=card)
             assert memory_state_of(memory) == expected
             assert memory.due == expected.due
@@ -485,16 +606,22 @@ def test_any_arrival_order_of_single_reviews_merges_to_the_same_state(deck_cards
     ids = {(days, index): str(uuid.uuid4()) for days, index, _ in DEVICE_A + DEVICE_B}
     bodies = _device_bodies(DEVICE_A + DEVICE_B, cards, ids, base)
     rng = random.Random(4242)  # noqa: S311
-    outcomes = []
+    replays = []
     for attempt in range(4):
         learner, client = make_learner(f"order-{attempt}")
         shuffled = bodies[:]
         rng.shuffle(shuffled)
-        replayed = [post_review(client, body).json()["replayed"] for body in shuffled]
+        replays += [post_review(client, body).json()["replayed"] for body in shuffled]
         assert ReviewLog.objects.filter(learner=learner).count() == len(bodies)
-        outcomes.append((_memories(learner, cards), replayed))
-    assert all(memories == outcomes[0][0] for memories, _ in outcomes)
-    assert any(any(replayed) for _, replayed in outcomes), "the shuffles must include late arrivals"
+        for index, card in enumerate(cards):
+            events = [
+                (base - timedelta(days=days), ids[(days, i)], rating)
+                for days, i, rating in DEVICE_A + DEVICE_B
+                if i == index
+            ]
+            expected = expected_from_core(events, learner=learner, card=card)
+            assert memory_state_of(CardMemory.objects.get(learner=learner, card=card)) == expected
+    assert any(replays), "the shuffles must include late arrivals"
 
 
 def test_a_late_review_is_recorded_and_the_state_rebuilt(learner, learner_client, deck_cards):
@@ -515,7 +642,9 @@ def test_a_late_review_is_recorded_and_the_state_rebuilt(learner, learner_client
         [
             (datetime.fromisoformat(b["reviewed_at"]), b["client_review_id"], b["rating"])
             for b in (early, late_arrival, latest)
-        ]
+        ],
+        learner=learner,
+        card=card,
     )
     assert memory_state_of(CardMemory.objects.get(learner=learner, card=card)) == expected
     assert response.json()["state"]["reps"] == 3
@@ -533,7 +662,7 @@ def test_a_review_at_the_same_instant_as_the_last_is_merged_by_id(learner, learn
     for body in (first, second):
         assert post_review(learner_client, body).status_code == 201
     expected = expected_from_core(
-        [(at, first["client_review_id"], 3), (at, second["client_review_id"], 1)],
+        [(at, first["client_review_id"], 3), (at, second["client_review_id"], 1)], learner=learner, card=card
     )
     assert memory_state_of(CardMemory.objects.get(learner=learner, card=card)) == expected
 
@@ -554,7 +683,9 @@ def test_each_review_is_replayed_with_the_settings_it_was_made_with(learner, lea
             ReviewEvent(datetime.fromisoformat(first["reviewed_at"]), first["client_review_id"], Rating(4), CONFIG),
             ReviewEvent(datetime.fromisoformat(late["reviewed_at"]), late["client_review_id"], Rating(3), strict),
             ReviewEvent(datetime.fromisoformat(latest["reviewed_at"]), latest["client_review_id"], Rating(3), strict),
-        ]
+        ],
+        learner_id=learner.pk,
+        card_id=card.pk,
     )[-1]
     assert memory_state_of(CardMemory.objects.get(learner=learner, card=card)) == expected
     profiles = dict(ReviewLog.objects.filter(learner=learner).values_list("client_review_id", "profile__config"))

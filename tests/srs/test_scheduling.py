@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
@@ -19,6 +20,7 @@ from apps.srs.scheduling import (
     Rating,
     ReviewEvent,
     SchedulerConfig,
+    card_fuzz_seed,
     from_fsrs_card,
     parameters_valid,
     preview_intervals,
@@ -35,24 +37,29 @@ START = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 # One seed for every generated history, so a failure reproduces exactly.
 FUZZ_SEED = 20260105
 FUZZ_HISTORIES = 300
+# The learner and card of every history that does not say otherwise: the fuzz seed names both.
+LEARNER_ID = 1
+CARD_ID = 1
+IDS = {"learner_id": LEARNER_ID, "card_id": CARD_ID}
 
 # A fixed sequence of ratings, each given exactly when the card falls due, and what FSRS-6 (fsrs 6.3.2,
 # default parameters, retention 0.9, steps 1 min / 10 min, relearning 10 min) makes of it. The intervals
-# are fuzzed with the seed f"review-{i}"; `test_pinned_history_matches_fsrs_itself` recomputes every row
-# from the fsrs package directly, so these numbers are checked, not merely recorded.
+# are fuzzed with learner 1's seed for card 1 at its i-th review, "card:1:1:{i}";
+# `test_pinned_history_matches_fsrs_itself` recomputes every row from the fsrs package directly, so
+# these numbers are checked, not merely recorded.
 PINNED_RATINGS = [3, 3, 3, 3, 1, 3, 3, 2, 4, 3]
 PINNED_HISTORY: list[tuple[MemoryStage, int | None, float, float, timedelta]] = [
     # stage, step, stability, difficulty, interval until due
     (MemoryStage.LEARNING, 1, 2.3065, 2.1181, timedelta(minutes=10)),
     (MemoryStage.REVIEW, None, 2.3065, 2.1112, timedelta(days=2)),
-    (MemoryStage.REVIEW, None, 10.9710, 2.1043, timedelta(days=13)),
-    (MemoryStage.REVIEW, None, 50.7036, 2.0975, timedelta(days=47)),
-    (MemoryStage.RELEARNING, 0, 3.0192, 7.3877, timedelta(minutes=10)),
-    (MemoryStage.REVIEW, None, 3.0192, 7.3756, timedelta(days=2)),
-    (MemoryStage.REVIEW, None, 6.6237, 7.3634, timedelta(days=10)),
-    (MemoryStage.REVIEW, None, 14.1606, 8.2349, timedelta(days=13)),
-    (MemoryStage.REVIEW, None, 38.0457, 7.6304, timedelta(days=40)),
-    (MemoryStage.REVIEW, None, 77.0818, 7.6180, timedelta(days=82)),
+    (MemoryStage.REVIEW, None, 10.9710, 2.1043, timedelta(days=11)),
+    (MemoryStage.REVIEW, None, 46.3169, 2.0975, timedelta(days=46)),
+    (MemoryStage.RELEARNING, 0, 2.9338, 7.3877, timedelta(minutes=10)),
+    (MemoryStage.REVIEW, None, 2.9338, 7.3756, timedelta(days=4)),
+    (MemoryStage.REVIEW, None, 8.8618, 7.3634, timedelta(days=8)),
+    (MemoryStage.REVIEW, None, 15.6039, 8.2349, timedelta(days=13)),
+    (MemoryStage.REVIEW, None, 39.7145, 7.6304, timedelta(days=42)),
+    (MemoryStage.REVIEW, None, 80.3402, 7.6180, timedelta(days=85)),
 ]
 
 
@@ -60,8 +67,9 @@ def _pinned_states() -> list[MemoryState]:
     states: list[MemoryState] = []
     state: MemoryState | None = None
     at = START
-    for index, rating in enumerate(PINNED_RATINGS):
-        state = review(state, rating=Rating(rating), reviewed_at=at, config=CONFIG, fuzz_seed=f"review-{index}")
+    for rating in PINNED_RATINGS:
+        seed = card_fuzz_seed(learner_id=LEARNER_ID, card_id=CARD_ID, state=state)
+        state = review(state, rating=Rating(rating), reviewed_at=at, config=CONFIG, fuzz_seed=seed)
         states.append(state)
         at = state.due
     return states
@@ -136,8 +144,8 @@ def test_pinned_history():
     assert [s.reps for s in states] == list(range(1, 11))
     # The only Again given to a card in Review is the fifth rating.
     assert [s.lapses for s in states] == [0, 0, 0, 0, 1, 1, 1, 1, 1, 1]
-    # 209 days and 20 minutes after the first review: the sum of the pinned intervals.
-    assert states[-1].due == datetime(2026, 8, 2, 9, 20, tzinfo=UTC)
+    # 211 days and 20 minutes after the first review: the sum of the pinned intervals.
+    assert states[-1].due == datetime(2026, 8, 4, 9, 20, tzinfo=UTC)
 
 
 def test_pinned_history_matches_fsrs_itself():
@@ -147,7 +155,7 @@ def test_pinned_history_matches_fsrs_itself():
     at = START
     for index, (rating, expected) in enumerate(zip(PINNED_RATINGS, PINNED_HISTORY, strict=True)):
         unfuzzed, _ = unfuzzed_scheduler.review_card(card, fsrs.Rating(rating), at)
-        card = _seeded_fsrs_review(card, rating, at, f"review-{index}")
+        card = _seeded_fsrs_review(card, rating, at, f"card:1:1:{index}")
         stage, step, stability, difficulty, interval = expected
         assert (int(card.state), card.step) == (int(stage), step)
         assert card.stability == pytest.approx(stability, abs=1e-4)
@@ -285,14 +293,14 @@ def test_review_rejects_a_naive_time():
 
 def test_preview_and_retrievability_reject_a_naive_time():
     with pytest.raises(ValueError, match="timezone-aware"):
-        preview_intervals(_review_state(), now=NAIVE, config=CONFIG)
+        preview_intervals(_review_state(), now=NAIVE, config=CONFIG, **IDS)
     with pytest.raises(ValueError, match="timezone-aware"):
         retrievability(_review_state(), now=NAIVE, config=CONFIG)
 
 
 def test_replay_rejects_a_naive_event():
     with pytest.raises(ValueError, match="timezone-aware"):
-        replay([ReviewEvent(reviewed_at=NAIVE, review_id="a", rating=Rating.GOOD)])
+        replay([ReviewEvent(reviewed_at=NAIVE, review_id="a", rating=Rating.GOOD)], **IDS)
 
 
 def test_memory_state_rejects_naive_times():
@@ -360,7 +368,7 @@ def test_replay_is_sequential_review():
         ReviewEvent(reviewed_at=s.last_review, review_id=f"review-{i}", rating=Rating(r))
         for i, (s, r) in enumerate(zip(_pinned_states(), PINNED_RATINGS, strict=True))
     ]
-    assert replay(events) == _pinned_states()
+    assert replay(events, **IDS) == _pinned_states()
 
 
 def test_replay_is_independent_of_arrival_order():
@@ -372,8 +380,8 @@ def test_replay_is_independent_of_arrival_order():
     for _ in range(20):
         shuffled = events[:]
         rng.shuffle(shuffled)
-        assert replay(shuffled) == _pinned_states()
-    assert replay(reversed(events)) == _pinned_states()
+        assert replay(shuffled, **IDS) == _pinned_states()
+    assert replay(reversed(events), **IDS) == _pinned_states()
 
 
 def test_replay_breaks_ties_by_review_id():
@@ -381,9 +389,9 @@ def test_replay_breaks_ties_by_review_id():
         ReviewEvent(reviewed_at=START, review_id="b", rating=Rating.AGAIN),
         ReviewEvent(reviewed_at=START, review_id="a", rating=Rating.EASY),
     ]
-    assert replay(same_time) == replay(list(reversed(same_time)))
+    assert replay(same_time, **IDS) == replay(list(reversed(same_time)), **IDS)
     # "a" (Easy) first, then "b" (Again) on a card that is by then in Review: a lapse.
-    assert replay(same_time)[-1].lapses == 1
+    assert replay(same_time, **IDS)[-1].lapses == 1
 
 
 def test_review_refuses_to_go_back_in_time():
@@ -401,8 +409,8 @@ def test_each_event_replays_with_its_own_config():
     relaxed_good = ReviewEvent(reviewed_at=later, review_id="b", rating=Rating.GOOD, config=CONFIG)
     strict_good = ReviewEvent(reviewed_at=later, review_id="b", rating=Rating.GOOD, config=strict)
     # Higher desired retention means a shorter interval for the same memory.
-    assert replay([easy, strict_good])[-1].due < replay([easy, relaxed_good])[-1].due
-    assert replay([easy, strict_good])[-1].stability == replay([easy, relaxed_good])[-1].stability
+    assert replay([easy, strict_good], **IDS)[-1].due < replay([easy, relaxed_good], **IDS)[-1].due
+    assert replay([easy, strict_good], **IDS)[-1].stability == replay([easy, relaxed_good], **IDS)[-1].stability
 
 
 # --- previews -----------------------------------------------------------------------------------------------------
@@ -411,15 +419,16 @@ def test_each_event_replays_with_its_own_config():
 @pytest.mark.parametrize("state", [None, *_pinned_states()], ids=lambda s: "new" if s is None else s.stage.name)
 def test_preview_intervals_are_ordered(state):
     now = START if state is None else state.due
-    intervals = preview_intervals(state, now=now, config=CONFIG)
+    intervals = preview_intervals(state, now=now, config=CONFIG, **IDS)
     assert list(intervals) == [Rating.AGAIN, Rating.HARD, Rating.GOOD, Rating.EASY]
     assert intervals[Rating.AGAIN] < intervals[Rating.HARD] <= intervals[Rating.GOOD] <= intervals[Rating.EASY]
+    seed = card_fuzz_seed(state=state, **IDS)
     for rating, interval in intervals.items():
-        assert review(state, rating=rating, reviewed_at=now, config=CONFIG, fuzz_seed="preview").due - now == interval
+        assert review(state, rating=rating, reviewed_at=now, config=CONFIG, fuzz_seed=seed).due - now == interval
 
 
 def test_preview_of_a_new_card():
-    intervals = preview_intervals(None, now=START, config=CONFIG)
+    intervals = preview_intervals(None, now=START, config=CONFIG, **IDS)
     assert intervals[Rating.AGAIN] == timedelta(minutes=1)
     assert intervals[Rating.HARD] == timedelta(minutes=5, seconds=30)
     assert intervals[Rating.GOOD] == timedelta(minutes=10)
@@ -428,8 +437,8 @@ def test_preview_of_a_new_card():
 
 def test_preview_before_the_last_review_is_measured_from_the_last_review():
     state = _pinned_states()[3]
-    early = preview_intervals(state, now=state.last_review - timedelta(hours=3), config=CONFIG)
-    assert early == preview_intervals(state, now=state.last_review, config=CONFIG)
+    early = preview_intervals(state, now=state.last_review - timedelta(hours=3), config=CONFIG, **IDS)
+    assert early == preview_intervals(state, now=state.last_review, config=CONFIG, **IDS)
 
 
 # --- retrievability and parameters ---------------------------------------------------------------------------------
@@ -483,13 +492,13 @@ def test_fuzzed_histories():
     rng = random.Random(FUZZ_SEED)  # noqa: S311
     for _ in range(FUZZ_HISTORIES):
         events = _random_history(rng)
-        states = replay(events)
+        states = replay(events, **IDS)
         _invariants(events, states)
 
         shuffled = events[:]
         rng.shuffle(shuffled)
-        assert replay(shuffled) == states, "arrival order must not matter"
-        assert replay(events) == states, "the same seeds give the same history"
+        assert replay(shuffled, **IDS) == states, "arrival order must not matter"
+        assert replay(events, **IDS) == states, "the same seeds give the same history"
 
         for state in states:
             assert MemoryState.from_dict(json.loads(json.dumps(state.to_dict()))) == state
@@ -497,7 +506,7 @@ def test_fuzzed_histories():
 
         last = states[-1]
         now = last.last_review + timedelta(seconds=rng.randrange(0, 200 * 86_400))
-        intervals = preview_intervals(last, now=now, config=CONFIG)
+        intervals = preview_intervals(last, now=now, config=CONFIG, **IDS)
         assert intervals[Rating.AGAIN] < intervals[Rating.HARD] <= intervals[Rating.GOOD] <= intervals[Rating.EASY]
 
 
@@ -507,8 +516,8 @@ def test_fuzzed_histories_agree_with_fsrs_step_by_step():
     for _ in range(50):
         events = _random_history(rng)
         card = fsrs.Card(card_id=1, due=events[0].reviewed_at)
-        for event, state in zip(events, replay(events), strict=True):
-            card = _seeded_fsrs_review(card, int(event.rating), event.reviewed_at, event.review_id)
+        for count, (event, state) in enumerate(zip(sorted(events), replay(events, **IDS), strict=True)):
+            card = _seeded_fsrs_review(card, int(event.rating), event.reviewed_at, f"card:1:1:{count}")
             expected: dict[str, Any] = {
                 "stage": int(card.state),
                 "step": card.step,
@@ -518,3 +527,78 @@ def test_fuzzed_histories_agree_with_fsrs_step_by_step():
                 "last_review": card.last_review,
             }
             assert {key: getattr(state, key) for key in expected} == expected
+
+
+# --- previews tell the truth --------------------------------------------------------------------------------------
+
+PREVIEW_CARDS = 1000
+
+
+def test_the_fuzz_seed_is_the_learner_the_card_and_its_review_count():
+    state = _pinned_states()[3]
+    assert card_fuzz_seed(learner_id=7, card_id=12, state=None) == "card:7:12:0"
+    assert card_fuzz_seed(learner_id=7, card_id=12, state=state) == f"card:7:12:{state.reps}"
+    seeds = {
+        card_fuzz_seed(learner_id=learner, card_id=card, state=state) for learner in (1, 2, 12) for card in (1, 2, 21)
+    }
+    assert len(seeds) == 9, "no two learners or cards share a seed, even where the digits run together"
+
+
+def _random_config(rng: random.Random) -> SchedulerConfig:
+    return with_config(
+        CONFIG,
+        desired_retention=rng.choice([0.7, 0.8, 0.85, 0.9, 0.95, 0.99]),
+        maximum_interval=rng.choice([30, 365, 36_500]),
+    )
+
+
+def test_every_preview_is_the_interval_the_review_then_gives():
+    """Over many cards, histories and moments: each rating's preview is exactly the interval that review gets.
+
+    The review is recorded as the service records a late one, by replaying the card's whole history
+    with it, so the preview is checked against the other path that draws a card's fuzz.
+    """
+    rng = random.Random(FUZZ_SEED + 2)  # noqa: S311
+    fuzzed = 0
+    for _ in range(PREVIEW_CARDS):
+        ids = {"learner_id": rng.randrange(1, 10**6), "card_id": rng.randrange(1, 10**6)}
+        config = _random_config(rng)
+        events = [replace(event, config=config) for event in _random_history(rng)] if rng.random() < 0.9 else []
+        last = replay(events, **ids)[-1] if events else None
+        since = last.last_review if last else START
+        now = since + rng.choice(
+            [
+                timedelta(seconds=rng.randrange(0, 3600)),
+                last.due - since if last else timedelta(0),
+                timedelta(seconds=rng.randrange(0, 400 * 86_400)),
+            ]
+        )
+        intervals = preview_intervals(last, now=now, config=config, **ids)
+        for rating, interval in intervals.items():
+            event = ReviewEvent(reviewed_at=now, review_id="~next", rating=rating, config=config)
+            after = replay([*events, event], **ids)[-1]
+            assert after.last_review == now
+            assert after.due - now == interval, (ids, rating, events, now)
+            fuzzed += after.stage == MemoryStage.REVIEW and interval >= timedelta(days=3)
+    assert fuzzed > PREVIEW_CARDS, "most cards must reach intervals long enough for fsrs to fuzz"
+
+
+def test_a_preview_holds_for_the_rest_of_the_whole_day_since_the_last_review():
+    """A review made hours after the preview, with the same whole days since the last review, gets the preview."""
+    state = _review_state(stability=120.0, days_ago=120)
+    seen = preview_intervals(state, now=START, config=CONFIG, **IDS)
+    later = START + timedelta(hours=5)
+    assert (later - state.last_review).days == (START - state.last_review).days
+    seed = card_fuzz_seed(state=state, **IDS)
+    for rating, interval in seen.items():
+        assert review(state, rating=rating, reviewed_at=later, config=CONFIG, fuzz_seed=seed).due - later == interval
+
+
+def test_other_learners_and_cards_draw_other_fuzz():
+    state = _review_state(stability=120.0, days_ago=120)
+    goods = {
+        preview_intervals(state, now=START, config=CONFIG, learner_id=learner, card_id=card)[Rating.GOOD]
+        for learner in range(1, 6)
+        for card in range(1, 6)
+    }
+    assert len(goods) > 1

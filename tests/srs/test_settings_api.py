@@ -13,7 +13,7 @@ from apps.srs import learner_settings
 from apps.srs.config import scheduler_config_from_json
 from apps.srs.learner_settings import scheduling_settings_update
 from apps.srs.models import ReviewLog, SchedulingSettings
-from apps.srs.scheduling import DEFAULT_PARAMETERS, MemoryState, Rating, review, with_config
+from apps.srs.scheduling import DEFAULT_PARAMETERS, MemoryState, Rating, card_fuzz_seed, review, with_config
 from tests.srs.conftest import post_review, review_body
 from tests.srs.progress_helpers import days_ago, other_learner_client
 
@@ -261,8 +261,9 @@ def test_new_retention_changes_the_next_interval_and_never_the_log(learner_clien
     assert response.status_code == 201, response.json()
     old_config = scheduler_config_from_json(old_profile.config)
     new_config = with_config(old_config, desired_retention=0.75)
-    expected = review(state, rating=Rating.GOOD, reviewed_at=at, config=new_config, fuzz_seed=str(client_id))
-    unchanged = review(state, rating=Rating.GOOD, reviewed_at=at, config=old_config, fuzz_seed=str(client_id))
+    seed = card_fuzz_seed(learner_id=learner.pk, card_id=card.pk, state=state)
+    expected = review(state, rating=Rating.GOOD, reviewed_at=at, config=new_config, fuzz_seed=seed)
+    unchanged = review(state, rating=Rating.GOOD, reviewed_at=at, config=old_config, fuzz_seed=seed)
     assert response.json()["due"] == expected.due.isoformat()
     # A lower target retention waits longer before the next review.
     assert expected.due > unchanged.due

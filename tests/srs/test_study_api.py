@@ -369,6 +369,38 @@ def test_the_preview_is_what_a_review_then_gives(learner, learner_client, deck_c
     assert due == timedelta(seconds=preview["next_intervals"]["again"])
 
 
+RATING_NAMES = {"again": 1, "hard": 2, "good": 3, "easy": 4}
+
+
+def test_every_rating_gets_the_interval_its_preview_showed(learner, learner_client, deck_cards):
+    """Fuzz included: the label of each rating is the interval that review gets, and an undo brings the label back.
+
+    Each rating is tried on the same card in turn, undoing the one before. The last reviews lie
+    half a day off a whole number of days ago, so the moments between preview and review never
+    change the days elapsed, which FSRS counts in whole days.
+    """
+    midday(learner)
+    cards = deck_cards[:6]
+    for index, card in enumerate(cards):
+        review(learner_client, card, 4, ago(days=300 + 7 * index, hours=12))
+        review(learner_client, card, 3, ago(days=150 + 5 * index, hours=12))
+    previews = {item["card"]["id"]: item["next_intervals"] for item in study(learner_client)["cards"]}
+    assert set(previews) >= {card.pk for card in cards}
+
+    fuzzed = 0
+    for card in cards:
+        for name, rating in RATING_NAMES.items():
+            reviewed = review(learner_client, card, rating)
+            interval = datetime.fromisoformat(reviewed["due"]) - datetime.fromisoformat(reviewed["reviewed_at"])
+            assert interval == timedelta(seconds=previews[card.pk][name]), (card.pk, name)
+            fuzzed += interval >= timedelta(days=3)
+            assert learner_client.post(f"/api/v1/reviews/{reviewed['id']}/undo/").status_code == 200
+
+    assert fuzzed >= 2 * len(cards), "Hard, Good and Easy give intervals long enough for fuzz"
+    again = {item["card"]["id"]: item["next_intervals"] for item in study(learner_client)["cards"]}
+    assert {pk: again[pk] for pk in previews} == previews
+
+
 # --- query counts -------------------------------------------------------------------------------------------------
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any
@@ -11,8 +13,19 @@ from pydantic_core import ErrorDetails
 
 from apps.content.content_files.schema import SLUG_PATTERN, CourseDoc, LessonDoc, QuestionDoc, QuizDoc
 from apps.content.content_files.source import ContentError, Location, ParsedFile
+from apps.quizzes.grading import normalize_text
 
 _SLUG_HINT = "must be a slug: lower-case letters and digits in words joined by single hyphens"
+
+# Words that carry no meaning of their own in a term ("Where to put cache", "In-memory vs streaming").
+_FUNCTION_WORDS = frozenset(
+    "a an and as at by for from in into is of on or the to under vs versus what when where which with".split()  # noqa: SIM905 - one line reads better
+)
+_WORD = re.compile(r"\w+")
+# A dotted name written as code, optionally called: `tf.data.AUTOTUNE`, `Dataset.map(fn)`, `cache()`.
+_CODE_NAME = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\s*(\()?")
+# A keyword argument written with its value: `deterministic=False`.
+_KEYWORD_NAME = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*=")
 
 
 def _data_location(data: Any, pydantic_location: tuple[Any, ...]) -> Location:
@@ -43,6 +56,57 @@ def _message(error: ErrorDetails) -> str:
         expected = error.get("ctx", {}).get("expected_tags", "")
         return f"unknown block kind; expected one of {expected}"
     return str(error["msg"]).rstrip(".")
+
+
+def _words(text: str) -> list[str]:
+    """Case-folded words; backticks, dots, brackets and other punctuation only separate them."""
+    return _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
+
+
+def _forms(word: str) -> set[str]:
+    """The word and its regular inflections: batches, shuffled, caching, mapped, mapping."""
+    forms = {word, f"{word}s", f"{word}es", f"{word}d", f"{word}ed", f"{word}ing"}
+    if len(word) >= 3 and word[-1].isalpha():
+        forms |= {f"{word}{word[-1]}ed", f"{word}{word[-1]}ing"}
+        if word.endswith("e"):
+            forms.add(f"{word[:-1]}ing")
+        if word.endswith("y"):
+            forms.add(f"{word[:-1]}ies")
+    return forms
+
+
+def _bare_names(term: str) -> list[str]:
+    """The short names a term written as code is also known by.
+
+    The last part of a call (`Dataset.map(fn)` is also `map`), of a dotted name that ends in a
+    class or constant (`tf.data.AUTOTUNE` is also `AUTOTUNE`, `tf.train.Example` also `Example`)
+    and the name of a keyword argument (`deterministic=False`). A dotted module path such as
+    `tf.data` has no bare name: its last part is an ordinary word.
+    """
+    names: list[str] = []
+    for match in _CODE_NAME.finditer(term):
+        dotted, called = match.group(1), match.group(2)
+        last = dotted.rsplit(".", 1)[-1]
+        if called or ("." in dotted and last != last.lower()):
+            names.append(last)
+    names += [match.group(1) for match in _KEYWORD_NAME.finditer(term)]
+    return names
+
+
+def term_in_definition(term: str, definition: str) -> str | None:
+    """What of the term its definition gives away, or None.
+
+    A definition gives its term away when it holds every word of the term (function words aside,
+    in any order, in any regular inflection), or the bare name of a term written as code.
+    """
+    found = set(_words(definition))
+    words = [word for word in _words(term) if word not in _FUNCTION_WORDS] or _words(term)
+    if words and all(_forms(word) & found for word in words):
+        return term
+    for name in _bare_names(term):
+        if _forms(name.casefold()) & found:
+            return name
+    return None
 
 
 def course_doc_from_file(parsed: ParsedFile) -> tuple[CourseDoc | None, list[ContentError]]:
@@ -94,11 +158,16 @@ def _question_errors(parsed: ParsedFile, question: QuestionDoc, at: Location) ->
     elif question.kind == "short_text":
         if not question.accepted_answers:
             errors.append(parsed.error((*at, "accepted_answers"), "a short_text question needs an accepted answer"))
-        errors += _duplicates(
-            parsed,
-            (((*at, "accepted_answers", i), text) for i, text in enumerate(question.accepted_answers)),
-            "accepted answer",
-        )
+        # Compared as the grader compares answers: "TF Record" and "TFRecord" are one answer.
+        graded_as = Counter(normalize_text(text) for text in question.accepted_answers)
+        errors += [
+            parsed.error(
+                (*at, "accepted_answers", i),
+                f"accepted answer {text!r} is used more than once (compared without case, spaces or punctuation)",
+            )
+            for i, text in enumerate(question.accepted_answers)
+            if graded_as[normalize_text(text)] > 1
+        ]
         forbid("choices", bool(question.choices))
         forbid("answer", question.answer is not None)
         forbid("tolerance", question.tolerance is not None)
@@ -186,6 +255,7 @@ def course_doc_errors(parsed: ParsedFile, course: CourseDoc) -> list[ContentErro
         if not (card.archived or deck.archived or lesson.archived)
     }
 
+    errors += _match_giveaway_errors(parsed, course)
     for kind, items in site_wide_slugs(course).items():
         errors += _duplicates(parsed, items, f"{kind} slug")
     errors += _duplicates(
@@ -229,6 +299,28 @@ def course_doc_errors(parsed: ParsedFile, course: CourseDoc) -> list[ContentErro
                 if ref not in card_refs:
                     errors.append(
                         parsed.error(("scenes", s, "regions", r, "cards", i), f"no card {ref!r} in this course")
+                    )
+    return errors
+
+
+def _match_giveaway_errors(parsed: ParsedFile, course: CourseDoc) -> list[ContentError]:
+    """Match the Pairs lays every visible card's definition beside the terms: none may name its own."""
+    errors: list[ContentError] = []
+    if course.archived:
+        return errors
+    for i, lesson in enumerate(course.lessons):
+        for d, deck in enumerate(lesson.decks):
+            if lesson.archived or deck.archived:
+                continue
+            for c, card in enumerate(deck.cards):
+                given_away = None if card.archived else term_in_definition(card.term, card.definition)
+                if given_away is not None:
+                    errors.append(
+                        parsed.error(
+                            ("lessons", i, "decks", d, "cards", c, "definition"),
+                            f"the definition contains its term ({given_away!r}), so a Match the Pairs board "
+                            "pairs it by reading; describe the idea without naming it",
+                        )
                     )
     return errors
 

@@ -1,0 +1,49 @@
+"""Query parameters read through a serializer: a malformed, empty or repeated value is a 400, never a default."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from django.http import QueryDict
+from rest_framework import serializers
+
+# Enough digits for any bigint; a longer string is no page, limit or size.
+_WHOLE_NUMBER = re.compile(r"[0-9]{1,19}")
+
+
+class QueryIntegerField(serializers.IntegerField):
+    """A whole number written in ASCII digits, without sign, spaces, decimals or exponent."""
+
+    default_error_messages = {"not_digits": "Expected a whole number written in digits 0-9."}
+
+    def to_internal_value(self, data: Any) -> int:
+        if not isinstance(data, str) or not _WHOLE_NUMBER.fullmatch(data):
+            self.fail("not_digits")
+        return int(super().to_internal_value(data))
+
+
+def query_params_validate(*, query_params: QueryDict, serializer_class: type[serializers.Serializer]) -> dict[str, Any]:
+    """The parameters `serializer_class` declares, validated; every problem is reported at once.
+
+    Parameters the serializer does not declare are ignored (a cache-busting `_=` harms nothing). A
+    declared one given twice is refused: which of the two counts would be a guess.
+    """
+    serializer = serializer_class()
+    data: dict[str, Any] = {}
+    repeated: dict[str, list[str]] = {}
+    names = [str(field.field_name) for field in serializer.fields.values()]
+    for name in names:
+        values = query_params.getlist(name)
+        if len(values) > 1:
+            repeated[name] = ["Give this parameter once."]
+        elif values:
+            # A plain dict, not the QueryDict: DRF reads an empty query value as "absent" and would
+            # put the default in its place.
+            data[name] = values[0]
+    serializer = serializer_class(data=data)
+    valid = serializer.is_valid()
+    errors = {**(serializer.errors if not valid else {}), **repeated}
+    if errors:
+        raise serializers.ValidationError(errors)
+    return dict(serializer.validated_data)
