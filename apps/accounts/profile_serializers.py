@@ -16,6 +16,7 @@ from apps.srs.learner_settings import (
     NEW_CARDS_PER_DAY_RANGE,
     RETENTION_RANGE,
 )
+from apps.srs.progress_serializers import SETTINGS_KEYWORDS
 
 
 @body_rules(
@@ -26,6 +27,7 @@ from apps.srs.learner_settings import (
         "max_reviews_per_day": MAX_REVIEWS_PER_DAY_RANGE,
         "day_start_hour": DAY_START_HOUR_RANGE,
     },
+    keywords={"timezone": SETTINGS_KEYWORDS["timezone"]},
 )
 class MeSchedulingInput(serializers.Serializer):
     """Types only: the ranges and what a time zone is are apps.srs's, as on /settings/scheduling/."""

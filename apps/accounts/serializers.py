@@ -5,6 +5,8 @@ from rest_framework import serializers
 from apps.accounts.models import DISPLAY_NAME_MAX_LENGTH
 from apps.accounts.profile_serializers import MeOutput
 from apps.common.fields import CleanEmailField, SingleLineCharField
+from apps.common.schema import body_rules
+from apps.srs.progress_serializers import SETTINGS_KEYWORDS
 
 _PASSWORD_MAX_LENGTH = 256
 
@@ -24,6 +26,7 @@ class TokenObtainOutput(serializers.Serializer):
     token = serializers.CharField(help_text='Send as "Authorization: Token <token>".')
 
 
+@body_rules(keywords={"timezone": SETTINGS_KEYWORDS["timezone"]})
 class RegisterInput(serializers.Serializer):
     # The email becomes the username, whose column holds 150 characters.
     email = CleanEmailField(max_length=150, help_text="Also the username; compared without regard to case.")

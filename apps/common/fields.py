@@ -30,6 +30,13 @@ _NOT_IN_A_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 _NOT_IN_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
+# The same rules as OpenAPI patterns (ECMA 262 syntax), so that clients and generated tests know them.
+# Lone surrogates are left out: ECMA 262 reads a string as UTF-16 units, where a class naming them would
+# also refuse every character outside the Basic Multilingual Plane; the server still refuses them.
+LINE_SCHEMA_PATTERN = r"^[^\u0000-\u001f\u007f-\u009f\u2028\u2029]*$"
+TEXT_SCHEMA_PATTERN = r"^[^\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]*$"
+
+
 def _forbidden_character(value: str, pattern: re.Pattern[str]) -> str | None:
     found = pattern.search(value)
     return f"U+{ord(found.group()):04X}" if found else None
@@ -39,6 +46,7 @@ class SingleLineCharField(serializers.CharField):
     """A string on one line: names, ids, slugs, passwords. No control character at all, tab included."""
 
     _forbidden = _NOT_IN_A_LINE
+    schema_pattern = LINE_SCHEMA_PATTERN
     default_error_messages = {
         "not_a_string": "Expected a string.",
         "control_character": "Contains the control character {character}, which this field does not take.",
@@ -57,24 +65,45 @@ class CleanCharField(SingleLineCharField):
     """A string that may span lines (code, answers): tab, newline and carriage return are its only controls."""
 
     _forbidden = _NOT_IN_TEXT
+    schema_pattern = TEXT_SCHEMA_PATTERN
 
 
 class CleanSlugField(SingleLineCharField, serializers.SlugField):
     """A slug, as a string: letters, digits, hyphens and underscores."""
 
+    schema_pattern = r"^[-a-zA-Z0-9_]+$"
+
+    def __init__(self, **kwargs: Any) -> None:
+        # " x" is not the slug "x": trimmed, a padded value would name something it does not spell.
+        kwargs.setdefault("trim_whitespace", False)
+        super().__init__(**kwargs)
+
 
 class CleanEmailField(SingleLineCharField, serializers.EmailField):
     """An email address, as a string."""
 
+    schema_format = "email"
+
+
+# Every whole number up to this size has a float of exactly its value; past it, 2**53 + 1 written as a
+# float arrives as 2**53, another id.
+_EXACT_FLOAT_INTEGER = 2**53
+
 
 class JSONIntegerField(serializers.IntegerField):
-    """A JSON integer: not a string of digits, not a boolean, not a float such as 7.0.
+    """A JSON integer: not a string of digits, not a boolean, not a fraction such as 7.5.
 
-    Without bounds of its own it takes what a PostgreSQL bigint holds, so no value reaches the
-    database that it cannot store.
+    A whole number written with a fraction or exponent (7.0, 1e2) is the same number to JSON Schema,
+    whose `integer` type admits it, so it is taken up to 2**53, beyond which a float cannot hold it
+    exactly. Without bounds of its own it takes what a PostgreSQL bigint holds, so no value reaches
+    the database that it cannot store.
     """
 
-    default_error_messages = {"not_an_integer": "Expected a JSON integer."}
+    default_error_messages = {
+        "not_an_integer": "Expected a JSON integer.",
+        "inexact": "Expected a JSON integer written without a fraction or exponent: a float holds no more "
+        "than 2**53 exactly.",
+    }
 
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("min_value", BIGINT_MIN)
@@ -82,6 +111,10 @@ class JSONIntegerField(serializers.IntegerField):
         super().__init__(**kwargs)
 
     def to_internal_value(self, data: Any) -> int:
+        if isinstance(data, float) and data.is_integer():
+            if abs(data) > _EXACT_FLOAT_INTEGER:
+                self.fail("inexact")
+            data = int(data)
         if isinstance(data, bool) or not isinstance(data, int):
             self.fail("not_an_integer")
         return int(super().to_internal_value(data))

@@ -8,14 +8,23 @@ from typing import Any
 from django.http import QueryDict
 from rest_framework import serializers
 
+from apps.common.fields import BIGINT_MAX
+
 # Enough digits for any bigint; a longer string is no page, limit or size.
 _WHOLE_NUMBER = re.compile(r"[0-9]{1,19}")
 
 
 class QueryIntegerField(serializers.IntegerField):
-    """A whole number written in ASCII digits, without sign, spaces, decimals or exponent."""
+    """A whole number written in ASCII digits, without sign, spaces, decimals or exponent.
+
+    Without a bound of its own it takes what a PostgreSQL bigint holds, which the schema then states.
+    """
 
     default_error_messages = {"not_digits": "Expected a whole number written in digits 0-9."}
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("max_value", BIGINT_MAX)
+        super().__init__(**kwargs)
 
     def to_internal_value(self, data: Any) -> int:
         if not isinstance(data, str) or not _WHOLE_NUMBER.fullmatch(data):

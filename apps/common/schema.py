@@ -85,6 +85,7 @@ class BodyRules:
     closed: bool = False
     exactly_one_of: tuple[str, ...] = ()
     ranges: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    keywords: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
 def body_rules(
@@ -92,15 +93,18 @@ def body_rules(
     closed: bool = False,
     exactly_one_of: tuple[str, ...] = (),
     ranges: Mapping[str, tuple[float, float]] | None = None,
+    keywords: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Callable[[Declared], Declared]:
     """Documents rules on a request serializer that the server enforces outside the serializer's fields.
 
     closed: unknown fields are refused (400), not ignored. exactly_one_of: one, and only one, of these
     fields must be sent. ranges: inclusive bounds of number fields that a service checks, so that it can
-    report them together with its other findings."""
+    report them together with its other findings. keywords: any other JSON Schema keywords a service
+    enforces on a field (an enum, item counts, item bounds), merged into the field's schema."""
 
     def declare(target: Declared) -> Declared:
-        target.body_rules = BodyRules(closed, exactly_one_of, dict(ranges or {}))  # type: ignore[union-attr]
+        rules = BodyRules(closed, exactly_one_of, dict(ranges or {}), dict(keywords or {}))
+        target.body_rules = rules  # type: ignore[union-attr]
         return target
 
     return declare
@@ -113,6 +117,17 @@ def _apply_body_rules(schema: dict[str, Any], rules: BodyRules) -> None:
         schema["oneOf"] = [{"required": [name]} for name in rules.exactly_one_of]
     for name, (low, high) in rules.ranges.items():
         schema["properties"][name].update(minimum=low, maximum=high)
+    for name, keywords in rules.keywords.items():
+        _merge_keywords(schema["properties"][name], keywords)
+
+
+def _merge_keywords(schema: dict[str, Any], keywords: Mapping[str, Any]) -> None:
+    # Nested schemas (an array's items) keep what the field says of them, such as their type.
+    for key, value in keywords.items():
+        if isinstance(value, Mapping) and isinstance(schema.get(key), dict):
+            _merge_keywords(schema[key], value)
+        else:
+            schema[key] = value
 
 
 def _always_sent(field: serializers.Field, serializer: serializers.Serializer) -> bool:
@@ -191,6 +206,20 @@ class AutoSchema(SpectacularAutoSchema):
         if status == 429:
             response["headers"] = _RETRY_AFTER_HEADER
         return response
+
+    def _map_serializer_field(self, field: Any, direction: str, bypass_extensions: bool = False) -> dict[str, Any]:
+        schema: dict[str, Any] = super()._map_serializer_field(field, direction, bypass_extensions)
+        # The characters a text field refuses; a slug's own pattern already leaves them out.
+        pattern = getattr(field, "schema_pattern", None)
+        if pattern is not None and schema.get("type") == "string" and "pattern" not in schema:
+            schema["pattern"] = pattern
+        schema_format = getattr(field, "schema_format", None)
+        if schema_format is not None and schema.get("type") == "string":
+            schema.setdefault("format", schema_format)
+        # DRF refuses an empty list unless allow_empty; drf-spectacular reads only min_length.
+        if isinstance(field, serializers.ListField) and not field.allow_empty:
+            schema["minItems"] = max(schema.get("minItems", 0), 1)
+        return schema
 
     def _map_basic_serializer(self, serializer: Any, direction: str) -> dict[str, Any]:
         schema: dict[str, Any] = super()._map_basic_serializer(serializer, direction)

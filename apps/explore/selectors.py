@@ -15,9 +15,9 @@ from apps.explore.layout import LinkKey, Position
 from apps.explore.models import ConstellationLayout, RegionVisit
 from apps.explore.services import constellation_layout_ensure
 from apps.srs.config import scheduler_config_from_settings, scheduling_settings_get
+from apps.srs.memory import memory_state_of
 from apps.srs.models import CardMemory
 from apps.srs.scheduling import retrievability
-from apps.srs.services import memory_state_of
 
 # How a link reads from its target's side: "Shuffling enables X" becomes "X is enabled by Shuffling".
 INVERSE_LABELS: dict[str, str] = {

@@ -24,9 +24,10 @@ from apps.content.selectors import deck_cards_list, deck_get, visible_card_ids
 from apps.games.conf import match_settings
 from apps.games.models import MAX_PAIRS, MIN_PAIRS, MatchAttempt, MatchBoard, MatchItem
 from apps.srs.config import scheduler_config_from_settings, scheduling_settings_get
+from apps.srs.memory import memory_state_of
 from apps.srs.models import CardMemory, ReviewLog, ReviewSource
 from apps.srs.scheduling import MemoryStage, SchedulerConfig, retrievability
-from apps.srs.services import ReviewInput, memory_state_of, reviews_submit
+from apps.srs.services import ReviewInput, reviews_submit
 
 # Fixed forever: a match review's client id is uuid5 of this and "match:{board}:{card}", so a
 # retried request can never review the same card of the same board twice.

@@ -24,9 +24,10 @@ from apps.quizzes.models import AttemptMode, QuestionMemory, QuizAnswer, QuizAtt
 from apps.quizzes.selectors import MAX_ID, active_quiz_items, quiz_get
 from apps.srs import scheduling
 from apps.srs.config import review_scheduling_get
+from apps.srs.memory import memory_state_of, memory_state_store
 from apps.srs.models import ReviewSource
 from apps.srs.scheduling import MemoryState, Rating, SchedulerConfig
-from apps.srs.services import ReviewInput, memory_state_of, memory_state_store, reviews_submit
+from apps.srs.services import ReviewInput, reviews_submit
 
 # client_review_id of a card review made by a quiz answer: uuid5 of this namespace and
 # "quiz:{attempt}:{question}:{card}", so a retried answer can never review a card twice.

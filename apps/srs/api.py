@@ -84,10 +84,11 @@ class ReviewCreateView(APIView):
         responses={201: ReviewOutput, 200: ReviewOutput},
         description=(
             "201 when recorded; 200 with the first result when the same review was already recorded under its "
-            "client_review_id; 409 idempotency_key_reused when that id was recorded for a different review."
+            "client_review_id; 409 idempotency_key_reused when that id was recorded for a different review; "
+            "404 when the card does not exist or the learner cannot study it."
         ),
     )
-    @error_statuses(409)
+    @error_statuses(404, 409)
     def post(self, request: Request) -> Response:
         body = ReviewInput(data=request.data)
         body.is_valid(raise_exception=True)
@@ -108,10 +109,11 @@ class ReviewBatchView(APIView):
         description=(
             "Errors name each bad item by its index, e.g. reviews.3.card; a client_review_id that another item or "
             "an earlier review uses for a different review is such an error. Reviews apply per card in "
-            "reviewed_at order; late ones trigger a replay of that card's history."
+            "reviewed_at order; late ones trigger a replay of that card's history. When the only fault is items "
+            "naming cards the learner cannot study, the answer is a 404 naming each such item."
         ),
     )
-    @error_statuses(409)
+    @error_statuses(404, 409)
     def post(self, request: Request) -> Response:
         body = ReviewBatchInput(data=request.data)
         body.is_valid(raise_exception=True)

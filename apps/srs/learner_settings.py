@@ -50,7 +50,7 @@ class SettingsInvalid(DomainError):
 
 
 @cache
-def _zone_names() -> frozenset[str]:
+def time_zone_names() -> frozenset[str]:
     # Scanning the tz database reads hundreds of files; the set does not change while the process runs.
     return frozenset(zoneinfo.available_timezones()) - _NOT_ZONES
 
@@ -122,7 +122,7 @@ def scheduling_settings_errors(values: Mapping[str, Any]) -> dict[str, list[str]
         limit_text=f"at most the maximum interval ({longest_days} days)",
     )
     zone = values["timezone"]
-    if not isinstance(zone, str) or zone not in _zone_names():
+    if not isinstance(zone, str) or zone not in time_zone_names():
         checks["timezone"] = [f"{zone!r} is not an IANA time zone name such as Europe/Paris or America/New_York."]
     if not isinstance(values["suspend_leeches"], bool):
         checks["suspend_leeches"] = [f"Expected true or false, got {values['suspend_leeches']!r}."]

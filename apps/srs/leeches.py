@@ -8,7 +8,6 @@ from django.db import transaction
 from django.db.models import Q, QuerySet
 
 from apps.common.errors import NotFound
-from apps.content.models import Deck
 from apps.srs.models import CardMemory
 
 # Ids are 64-bit; SQLite cannot even bind a larger number in a query, and no card has one.
@@ -23,11 +22,11 @@ VISIBLE_CARD = Q(
 )
 
 
-def leeches_list(*, learner: Any, deck: Deck | None = None) -> QuerySet[CardMemory]:
-    """The learner's leeches among the cards they can study, most lapses first."""
+def leeches_list(*, learner: Any, deck_slug: str | None = None) -> QuerySet[CardMemory]:
+    """The learner's leeches among the cards they can study, most lapses first; with deck_slug, that deck's."""
     leeches = CardMemory.objects.filter(VISIBLE_CARD, learner=learner, is_leech=True).select_related("card__deck")
-    if deck is not None:
-        leeches = leeches.filter(card__deck=deck)
+    if deck_slug is not None:
+        leeches = leeches.filter(card__deck__slug=deck_slug)
     return leeches.order_by("-lapses", "card__deck_id", "card__position", "pk")
 
 

@@ -43,3 +43,15 @@ def memory_state_of(memory: StoredMemoryState | None) -> MemoryState | None:
         reps=max(memory.reps, 0),
         lapses=max(memory.lapses, 0),
     )
+
+
+def memory_state_store(memory: StoredMemoryState, state: MemoryState) -> None:
+    """Copy a scheduling state onto its row (unsaved); the one place that writes a stored state's fields."""
+    memory.stage = int(state.stage)
+    memory.step = state.step
+    memory.stability = state.stability
+    memory.difficulty = state.difficulty
+    memory.due = state.due
+    memory.last_review = state.last_review
+    memory.reps = state.reps
+    memory.lapses = state.lapses

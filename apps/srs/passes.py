@@ -113,11 +113,11 @@ def deck_pass_record(*, learner: Any, deck_slug: str, data: PassInput, now: date
     return created, True
 
 
-def deck_passes_list(*, learner: Any, deck: Deck | None = None) -> QuerySet[DeckPass]:
-    """The learner's passes, newest first."""
+def deck_passes_list(*, learner: Any, deck_slug: str | None = None) -> QuerySet[DeckPass]:
+    """The learner's passes, newest first; with deck_slug, only that deck's (none for a slug no deck has)."""
     passes = DeckPass.objects.filter(learner=learner).select_related("deck")
-    if deck is not None:
-        passes = passes.filter(deck=deck)
+    if deck_slug is not None:
+        passes = passes.filter(deck__slug=deck_slug)
     return passes.order_by("-finished_at", "-pk")
 
 

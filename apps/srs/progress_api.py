@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import QuerySet
-from django.http import Http404
 from django.utils import timezone
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, serializers, status
@@ -13,13 +12,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.common.errors import DomainError
 from apps.common.fields import CleanSlugField
 from apps.common.query import query_params_validate
 from apps.common.schema import error_statuses
 from apps.common.validation import body_checked
-from apps.content.models import Deck
-from apps.content.selectors import deck_get
 from apps.srs.config import scheduling_settings_get
 from apps.srs.learner_settings import scheduling_settings_update
 from apps.srs.leeches import leech_unsuspend, leeches_list
@@ -41,17 +37,12 @@ class _DeckFilterQuery(serializers.Serializer):
     deck = CleanSlugField(required=False)
 
 
-def _deck_filter(request: Request) -> Deck | None:
-    """The deck named by ?deck=, if any; an unknown slug is a 400 naming the parameter."""
-    slug = query_params_validate(query_params=request.query_params, serializer_class=_DeckFilterQuery).get("deck")
-    if slug is None:
-        return None
-    try:
-        return deck_get(slug=slug)
-    except Http404:
-        raise DomainError(
-            f"There is no deck {slug!r} to filter by.", fields={"deck": [f"No deck with the slug {slug!r}."]}
-        ) from None
+def _deck_filter(request: Request) -> str | None:
+    """The slug given as ?deck=, if any. Like every filter of this API, one that names nothing matches nothing."""
+    slug: str | None = query_params_validate(query_params=request.query_params, serializer_class=_DeckFilterQuery).get(
+        "deck"
+    )
+    return slug
 
 
 class SchedulingSettingsView(APIView):
@@ -101,7 +92,7 @@ class DeckPassListView(generics.ListAPIView):
     serializer_class = DeckPassOutput
 
     def get_queryset(self) -> QuerySet[Any]:
-        return deck_passes_list(learner=self.request.user, deck=_deck_filter(self.request))
+        return deck_passes_list(learner=self.request.user, deck_slug=_deck_filter(self.request))
 
 
 class DeckPassBestView(APIView):
@@ -116,7 +107,7 @@ class LeechListView(generics.ListAPIView):
     serializer_class = LeechOutput
 
     def get_queryset(self) -> QuerySet[Any]:
-        return leeches_list(learner=self.request.user, deck=_deck_filter(self.request))
+        return leeches_list(learner=self.request.user, deck_slug=_deck_filter(self.request))
 
 
 class LeechUnsuspendView(APIView):
@@ -138,5 +129,5 @@ class StatsView(APIView):
         description="Days are the learner's: their time zone, starting at their day-start hour.",
     )
     def get(self, request: Request) -> Response:
-        stats = learner_stats_get(learner=request.user, now=timezone.now(), deck=_deck_filter(request))
+        stats = learner_stats_get(learner=request.user, now=timezone.now(), deck_slug=_deck_filter(request))
         return Response(StatsOutput(stats).data)

@@ -5,9 +5,11 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from fsrs.scheduler import LOWER_BOUNDS_PARAMETERS, UPPER_BOUNDS_PARAMETERS
 from rest_framework import serializers
 
 from apps.common.fields import (
+    BIGINT_MAX,
     AwareDateTimeField,
     CanonicalUUIDField,
     JSONBooleanField,
@@ -20,6 +22,7 @@ from apps.content.serializers import DeckCardOutput
 from apps.srs.config import scheduler_config_from_settings
 from apps.srs.learner_settings import (
     DAY_START_HOUR_RANGE,
+    LEARNING_STEP_LIMIT_SECONDS,
     LEECH_THRESHOLD_RANGE,
     MAX_REVIEWS_PER_DAY_RANGE,
     MAX_STEPS,
@@ -27,6 +30,7 @@ from apps.srs.learner_settings import (
     NEW_CARDS_PER_DAY_RANGE,
     RETENTION_RANGE,
     SETTINGS_FIELDS,
+    time_zone_names,
 )
 from apps.srs.models import DeckPass, SchedulingSettings
 from apps.srs.scheduling import DEFAULT_PARAMETERS, MemoryStage
@@ -36,6 +40,33 @@ _MILLISECOND = timedelta(milliseconds=1)
 
 def _range(bounds: tuple[Any, Any]) -> str:
     return f"{bounds[0]} to {bounds[1]}"
+
+
+def _steps_keywords(*, longest_seconds: int) -> dict[str, Any]:
+    # "Ascending" has no JSON Schema keyword; distinct items is the part of it a schema can say.
+    return {
+        "minItems": 1,
+        "maxItems": MAX_STEPS,
+        "uniqueItems": True,
+        "items": {"minimum": 1, "maximum": longest_seconds},
+    }
+
+
+# What learner_settings checks of each setting, for the schema of every body that carries it.
+SETTINGS_KEYWORDS: dict[str, dict[str, Any]] = {
+    "timezone": {"enum": sorted(time_zone_names())},
+    "learning_steps": _steps_keywords(longest_seconds=LEARNING_STEP_LIMIT_SECONDS - 1),
+    "relearning_steps": _steps_keywords(longest_seconds=MAXIMUM_INTERVAL_RANGE[1] * 24 * 3600),
+    # The bounds fsrs.Scheduler checks each weight against (parameters_valid).
+    "fsrs_parameters": {
+        "minItems": len(DEFAULT_PARAMETERS),
+        "maxItems": len(DEFAULT_PARAMETERS),
+        "prefixItems": [
+            {"type": "number", "minimum": low, "maximum": high}
+            for low, high in zip(LOWER_BOUNDS_PARAMETERS, UPPER_BOUNDS_PARAMETERS, strict=True)
+        ],
+    },
+}
 
 
 # --- Settings ----------------------------------------------------------------------------------
@@ -51,6 +82,7 @@ def _range(bounds: tuple[Any, Any]) -> str:
         "day_start_hour": DAY_START_HOUR_RANGE,
         "leech_threshold": LEECH_THRESHOLD_RANGE,
     },
+    keywords=SETTINGS_KEYWORDS,
 )
 class SchedulingSettingsInput(serializers.Serializer):
     """Types only: the ranges and the rules between fields are the service's."""
@@ -66,7 +98,7 @@ class SchedulingSettingsInput(serializers.Serializer):
     relearning_steps = serializers.ListField(
         child=JSONIntegerField(),
         required=False,
-        help_text=f"1 to {MAX_STEPS} steps in seconds, ascending, none beyond the maximum interval.",
+        help_text=f"1 to {MAX_STEPS} steps in seconds, ascending, none beyond maximum_interval_days.",
     )
     maximum_interval_days = JSONIntegerField(required=False, help_text=_range(MAXIMUM_INTERVAL_RANGE))
     new_cards_per_day = JSONIntegerField(required=False, help_text=_range(NEW_CARDS_PER_DAY_RANGE))
@@ -124,8 +156,9 @@ class SchedulingSettingsOutput(serializers.Serializer):
 # --- Deck passes -------------------------------------------------------------------------------
 
 
+@body_rules(ranges={"known": (0, BIGINT_MAX), "total": (1, BIGINT_MAX)})
 class DeckPassInput(serializers.Serializer):
-    known = JSONIntegerField(help_text="Cards known in this pass.")
+    known = JSONIntegerField(help_text="Cards known in this pass; from 0 to total.")
     total = JSONIntegerField(help_text="Cards in this pass; at least 1, at most the deck's cards.")
     # The upper bound is the service's, checked with the deck's rules so that all are reported together.
     started_at = AwareDateTimeField(allow_future=True, help_text="ISO 8601 with offset.")

@@ -10,9 +10,9 @@ from django.db.models import Count, Exists, OuterRef, Q
 
 from apps.content.models import Card, Deck
 from apps.srs.config import learner_day_bounds, scheduler_config_from_settings, scheduling_settings_get
+from apps.srs.memory import memory_state_of
 from apps.srs.models import CardMemory, ReviewKind, ReviewLog
 from apps.srs.scheduling import MemoryStage, Rating, preview_intervals
-from apps.srs.services import memory_state_of
 
 # Learning steps due within this window are shown now, as Anki does, so a short session can finish.
 LEARN_AHEAD = timedelta(minutes=20)

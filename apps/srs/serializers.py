@@ -10,8 +10,9 @@ from rest_framework import serializers
 from apps.common.fields import AwareDateTimeField, CanonicalUUIDField, JSONBooleanField, JSONIntegerField
 from apps.common.schema import body_rules
 from apps.content.serializers import DeckCardOutput
+from apps.srs.memory import memory_state_of
 from apps.srs.scheduling import MemoryState, Rating
-from apps.srs.services import BATCH_LIMIT, memory_state_of
+from apps.srs.services import BATCH_LIMIT
 
 _RATING_NAMES = {rating: rating.name.lower() for rating in Rating}
 # A card is seldom looked at for more than a few minutes; a day means a clock or client bug.

@@ -19,8 +19,8 @@ from apps.srs.config import (
     scheduler_config_from_json,
     scheduling_settings_get,
 )
-from apps.srs.memory import memory_state_of
-from apps.srs.models import CardMemory, ReviewKind, ReviewLog, ReviewSource, SchedulingSettings, StoredMemoryState
+from apps.srs.memory import memory_state_of, memory_state_store
+from apps.srs.models import CardMemory, ReviewKind, ReviewLog, ReviewSource, SchedulingSettings
 from apps.srs.scheduling import MemoryState, Rating, ReviewEvent, card_fuzz_seed
 
 # An offline session's worth of reviews; larger uploads are split by the client.
@@ -89,18 +89,6 @@ class ReviewOutcome:
     replayed: bool = False
 
 
-def memory_state_store(memory: StoredMemoryState, state: MemoryState) -> None:
-    """Copy a scheduling state onto its row (unsaved); the one place that writes a stored state's fields."""
-    memory.stage = int(state.stage)
-    memory.step = state.step
-    memory.stability = state.stability
-    memory.difficulty = state.difficulty
-    memory.due = state.due
-    memory.last_review = state.last_review
-    memory.reps = state.reps
-    memory.lapses = state.lapses
-
-
 def _write_memory(
     memory: CardMemory | None,
     *,
@@ -148,14 +136,20 @@ def _event_of(log: ReviewLog) -> ReviewEvent:
 
 
 def _validate(*, reviews: list[ReviewInput], now: datetime, field_prefix: str) -> None:
-    """Refuse the whole upload, naming every bad item, before anything is written."""
+    """Refuse the whole upload, naming every bad item, before anything is written.
+
+    When the only fault is cards the learner cannot study, the refusal is a 404, as for any request
+    that names something absent; any other fault makes it a 400 that names the unknown cards too.
+    """
     visible = visible_card_ids(card_ids=[review.card_id for review in reviews])
     errors: dict[str, list[str]] = defaultdict(list)
+    unknown_cards: set[str] = set()
     first_index: dict[uuid.UUID, int] = {}
     for index, review in enumerate(reviews):
         prefix = field_prefix.format(index=index)
         if review.card_id not in visible:
             errors[f"{prefix}card"].append(f"No card {review.card_id} that you can study.")
+            unknown_cards.add(f"{prefix}card")
         if review.reviewed_at is not None and review.reviewed_at > now + CLOCK_SKEW_ALLOWANCE:
             errors[f"{prefix}reviewed_at"].append(
                 f"{review.reviewed_at.isoformat()} is in the future (server time {now.isoformat()})."
@@ -169,6 +163,8 @@ def _validate(*, reviews: list[ReviewInput], now: datetime, field_prefix: str) -
                 f"{review.client_review_id} is also used by item {first} for a different review "
                 f"(it differs in {', '.join(differ)}); each review needs its own client_review_id."
             )
+    if errors and set(errors) <= unknown_cards:
+        raise NotFound("Some reviews name a card that you cannot study; none was recorded.", fields=dict(errors))
     if errors:
         raise ReviewsInvalid("Some reviews are invalid; none was recorded.", fields=dict(errors))
 

@@ -86,26 +86,29 @@ class LearnerStats:
     decks: list[DeckStats]
 
 
-def learner_stats_get(*, learner: Any, now: datetime, deck: Deck | None = None) -> LearnerStats:
-    """Everything the statistics page shows, in a fixed number of queries whatever the history's size."""
+def learner_stats_get(*, learner: Any, now: datetime, deck_slug: str | None = None) -> LearnerStats:
+    """Everything the statistics page shows, in a fixed number of queries whatever the history's size.
+
+    With deck_slug, only that deck's cards count; a slug no deck has leaves nothing to count.
+    """
     settings = scheduling_settings_get(learner=learner)
     day_start, day_end = learner_day_bounds(settings, now=now)
     today = day_start.date()
-    review_days = _review_days(learner=learner, settings=settings, deck=deck, today=today)
+    review_days = _review_days(learner=learner, settings=settings, deck_slug=deck_slug, today=today)
     heatmap_from = today - timedelta(days=HEATMAP_DAYS - 1)
     return LearnerStats(
         today=today,
         day_start=day_start,
         day_end=day_end,
         timezone=settings.timezone,
-        due_forecast=_due_forecast(learner=learner, settings=settings, deck=deck, today=today),
+        due_forecast=_due_forecast(learner=learner, settings=settings, deck_slug=deck_slug, today=today),
         reviews_per_day=[
             DayCount(day, counts.reviews) for day, counts in sorted(review_days.items()) if day >= heatmap_from
         ],
         retention_by_week=_retention_by_week(review_days, today=today),
         retention_by_month=_retention_by_month(review_days, today=today),
         streak=streak_of_days(set(review_days), today=today),
-        decks=_deck_stats(learner=learner, settings=settings, deck=deck, now=now),
+        decks=_deck_stats(learner=learner, settings=settings, deck_slug=deck_slug, now=now),
     )
 
 
@@ -145,12 +148,12 @@ class _DayReviews:
 
 
 def _review_days(
-    *, learner: Any, settings: SchedulingSettings, deck: Deck | None, today: date
+    *, learner: Any, settings: SchedulingSettings, deck_slug: str | None, today: date
 ) -> dict[date, _DayReviews]:
     """Per learner-local day up to today, all time: reviews that stand (neither undone nor undos)."""
     logs = ReviewLog.objects.filter(learner=learner, kind=ReviewKind.REVIEW, undone_by__isnull=True)
-    if deck is not None:
-        logs = logs.filter(card__deck=deck)
+    if deck_slug is not None:
+        logs = logs.filter(card__deck__slug=deck_slug)
     mature = Q(state_before__stage=int(MemoryStage.REVIEW))
     rows = (
         with_local_day(logs, field="reviewed_at", settings=settings)
@@ -175,14 +178,14 @@ def _review_days(
     return dict(days)
 
 
-def _due_forecast(*, learner: Any, settings: SchedulingSettings, deck: Deck | None, today: date) -> list[DayCount]:
+def _due_forecast(*, learner: Any, settings: SchedulingSettings, deck_slug: str | None, today: date) -> list[DayCount]:
     """Cards falling due on each of the next FORECAST_DAYS days; today's count includes overdue cards."""
     today_start = _day_start(settings, today)
     memories = CardMemory.objects.filter(
         VISIBLE_CARD, learner=learner, suspended=False, due__lt=_day_start(settings, today + timedelta(FORECAST_DAYS))
     )
-    if deck is not None:
-        memories = memories.filter(card__deck=deck)
+    if deck_slug is not None:
+        memories = memories.filter(card__deck__slug=deck_slug)
     # Overdue cards are folded into today in the database, so the rows do not grow with the backlog's age.
     overdue = Q(due__lt=today_start)
     rows = (
@@ -248,14 +251,14 @@ def streak_of_days(days: set[date], *, today: date) -> Streak:
     return Streak(current=current, longest=longest)
 
 
-def _deck_stats(*, learner: Any, settings: SchedulingSettings, deck: Deck | None, now: datetime) -> list[DeckStats]:
+def _deck_stats(*, learner: Any, settings: SchedulingSettings, deck_slug: str | None, now: datetime) -> list[DeckStats]:
     """Per deck studied (or the one asked for): its cards by state, and mastery."""
     active_cards = Count(
         "cards",
         filter=Q(cards__archived=False, archived=False, lesson__archived=False, lesson__course__archived=False),
     )
-    if deck is not None:
-        decks_query = Deck.objects.filter(pk=deck.pk)
+    if deck_slug is not None:
+        decks_query = Deck.objects.filter(_VISIBLE_DECK, slug=deck_slug)
     else:
         studied = CardMemory.objects.filter(VISIBLE_CARD, learner=learner, card__deck=OuterRef("pk"))
         decks_query = Deck.objects.filter(_VISIBLE_DECK, Exists(studied))

@@ -9,8 +9,11 @@ through the links schemathesis infers (an id a response returns used by the next
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
 
 import pytest
 import schemathesis
@@ -19,9 +22,13 @@ from django.core.wsgi import get_wsgi_application
 from django.db import close_old_connections
 from drf_spectacular.generators import SchemaGenerator
 from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
 from hypothesis.stateful import run_state_machine_as_test
 from rest_framework.authtoken.models import Token
 from rest_framework.utils.encoders import JSONEncoder
+from schemathesis import GenerationMode
+
+from apps.common.clock import EARLIEST_CLIENT_TIME
 
 # Bounded so the whole file stays well under two minutes; derandomized so a failure repeats. A
 # deeper run by hand: FUZZ_EXAMPLES=200 pytest tests/api/test_fuzz.py
@@ -36,6 +43,57 @@ SESSION_ENDING_PATHS = ["/api/v1/auth/logout/", "/api/v1/auth/password/change/",
 _SPEC = json.loads(json.dumps(SchemaGenerator().get_schema(request=None, public=True), cls=JSONEncoder))
 schema = schemathesis.openapi.from_dict(_SPEC).exclude(path=SESSION_ENDING_PATHS)
 schema.app = get_wsgi_application()
+
+
+class _SignedIn:
+    """The token of the test's learner; a fresh one for each test, as the database is."""
+
+    token = ""
+
+
+@schema.auth(refresh_interval=None)
+class LearnerToken:
+    """Credentials schemathesis knows for explicit ones: it then probes each operation without them and with
+    wrong ones, which the ignored_auth check needs, and drops the credentials it would generate itself."""
+
+    def get(self, case: schemathesis.Case, context: schemathesis.AuthContext) -> str:
+        return _SignedIn.token
+
+    def set(self, case: schemathesis.Case, data: str, context: schemathesis.AuthContext) -> None:
+        case.headers["Authorization"] = f"Token {data}"
+
+
+# `date-time` alone says nothing of the range the server takes (AwareDateTimeField: from 2000 to now
+# plus the clock skew, in each field's description), so valid data would be refused for its year. A day
+# inside each bound keeps every offset of the day inside them too.
+_OFFSETS = [timezone(timedelta(minutes=minutes)) for minutes in (-720, -300, 0, 60, 330, 840)]
+schemathesis.openapi.format(
+    "date-time",
+    st.datetimes(
+        min_value=EARLIEST_CLIENT_TIME.replace(tzinfo=None) + timedelta(days=1),
+        max_value=datetime.now(UTC).replace(tzinfo=None) - timedelta(days=1),
+        timezones=st.sampled_from([UTC, *_OFFSETS]),
+    ).map(lambda moment: moment.isoformat().replace("+00:00", "Z")),
+)
+
+
+@schema.hook
+def map_case(context: schemathesis.HookContext, case: schemathesis.Case) -> schemathesis.Case:
+    """Valid settings bodies also keep the rules JSON Schema cannot say, which the schema's descriptions do:
+    steps ascending, and relearning steps within maximum_interval_days. Invalid ones are left as drawn."""
+    body: Any = case.body
+    positive = case.meta is None or case.meta.generation.mode == GenerationMode.POSITIVE
+    if not positive or case.operation.path != "/api/v1/srs/settings/" or not isinstance(body, dict):
+        return case
+    for name in ("learning_steps", "relearning_steps"):
+        if isinstance(body.get(name), list):
+            body[name] = sorted(body[name])
+    if body.get("relearning_steps"):
+        days = math.ceil(max(body["relearning_steps"]) / 86_400)
+        if not isinstance(body.get("maximum_interval_days"), int) or body["maximum_interval_days"] < days:
+            body["maximum_interval_days"] = days
+    return case
+
 
 _SETTINGS = settings(
     max_examples=EXAMPLES_PER_OPERATION,
@@ -58,23 +116,22 @@ def requests_share_the_test_transaction() -> Iterator[None]:
 
 
 @pytest.fixture
-def learner_token(learner, shipped_course) -> str:
-    return Token.objects.create(user=learner).key
+def learner_token(learner, shipped_course) -> Iterator[str]:
+    _SignedIn.token = Token.objects.create(user=learner).key
+    yield _SignedIn.token
+    _SignedIn.token = ""
 
 
 @schema.parametrize()
 @_SETTINGS
-def test_every_operation_passes_every_check(case, learner_token):
-    case.call_and_validate(headers={"Authorization": f"Token {learner_token}"})
+def test_every_operation_passes_every_check(case: schemathesis.Case, learner_token: str) -> None:
+    case.call_and_validate()
 
 
-def test_chained_operations_pass_every_check(learner_token):
-    class SignedInWorkflow(schema.as_state_machine()):  # type: ignore[misc]
-        def get_call_kwargs(self, case: schemathesis.Case) -> dict[str, object]:
-            return {"headers": {"Authorization": f"Token {learner_token}"}}
-
+def test_chained_operations_pass_every_check(learner_token: str) -> None:
     run_state_machine_as_test(
-        SignedInWorkflow, settings=settings(_SETTINGS, max_examples=STATEFUL_SCENARIOS, stateful_step_count=8)
+        schema.as_state_machine(),
+        settings=settings(_SETTINGS, max_examples=STATEFUL_SCENARIOS, stateful_step_count=8),
     )
 
 

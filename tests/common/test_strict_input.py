@@ -73,7 +73,8 @@ BAD_REVIEW_FIELDS = [
     pytest.param({"card": " 7 "}, "card", id="card-as-padded-string"),
     pytest.param({"card": "7"}, "card", id="card-as-string"),
     pytest.param({"card": True}, "card", id="card-as-boolean"),
-    pytest.param({"card": 7.0}, "card", id="card-as-float"),
+    pytest.param({"card": 7.5}, "card", id="card-as-fraction"),
+    pytest.param({"card": 2.0**60}, "card", id="card-as-float-beyond-exact"),
     pytest.param({"card": 2**64}, "card", id="card-beyond-bigint"),
     pytest.param({"rating": "3"}, "rating", id="rating-as-string"),
     pytest.param({"duration_ms": 1.5}, "duration_ms", id="duration-as-float"),
@@ -124,7 +125,7 @@ def test_a_bad_review_inside_a_batch_refuses_the_batch(learner_client, card):
 def test_a_deck_pass_takes_only_canonical_ids_and_sane_times(learner_client, card):
     body = {
         "known": "1",
-        "total": 1.0,
+        "total": 1.5,
         "started_at": "0001-01-01T00:00:00Z",
         "finished_at": "2026-01-01T00:00:00",
         "client_pass_id": GOOD_UUID.replace("-", ""),
@@ -257,7 +258,9 @@ def test_canonical_uuid_field_takes_only_the_hyphenated_string():
 
 def test_json_integer_field_takes_only_integers_within_a_bigint():
     assert _check(JSONIntegerField(), 7) == 7
-    for bad in ["7", " 7 ", True, 7.0, 2**63, None]:
+    # JSON Schema's integer: the same number with a fraction of zero, as long as a float holds it exactly.
+    assert _check(JSONIntegerField(), 7.0) == 7
+    for bad in ["7", " 7 ", True, 7.5, 2.0**53 + 2, 2**63, None]:
         assert _check(JSONIntegerField(), bad) is None, bad
 
 

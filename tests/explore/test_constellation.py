@@ -17,9 +17,9 @@ from apps.explore import services
 from apps.explore.layout import BOX_HALF, layout_compute
 from apps.explore.models import ConstellationLayout
 from apps.explore.selectors import constellation_get
+from apps.srs.memory import memory_state_of
 from apps.srs.models import CardMemory
 from apps.srs.scheduling import SchedulerConfig, retrievability
-from apps.srs.services import memory_state_of
 from tests.conftest import DECKS_DIR
 from tests.explore.conftest import COURSE, constellation, coordinates
 from tests.srs.conftest import make_learner, post_review, review_body, run_together

@@ -11,9 +11,10 @@ from django.db import connection
 
 from apps.content.models import Card
 from apps.srs.config import scheduler_config_from_json
+from apps.srs.memory import memory_state_of
 from apps.srs.models import CardMemory, ReviewKind, ReviewLog
 from apps.srs.scheduling import MemoryState, Rating, ReviewEvent, replay
-from apps.srs.services import ReviewInput, memory_state_of, reviews_submit
+from apps.srs.services import ReviewInput, reviews_submit
 from tests.srs.conftest import client_for, learner_with_token, post_review, review_body, run_together
 
 pytestmark = [

@@ -318,7 +318,7 @@ def test_a_card_the_learner_may_not_see_is_refused(learner_client, deck_cards, r
     _archive(archived, deck_cards[0])
     snapshot = database_snapshot()
     response = post_review(learner_client, review_body(deck_cards[0], 3))
-    assert_error(response, 400, "invalid", {"card"})
+    assert_error(response, 404, "not_found", {"card"})
     assert database_snapshot() == snapshot
 
 
@@ -328,7 +328,6 @@ def _future(body: dict[str, Any]) -> dict[str, Any]:
 
 BAD_BODIES: dict[str, tuple[Any, set[str]]] = {
     # name: (change to a valid body, fields named in the error)
-    "no such card": (lambda b: b | {"card": 999_999}, {"card"}),
     "card zero": (lambda b: b | {"card": 0}, {"card"}),
     "card not a number": (lambda b: b | {"card": "first"}, {"card"}),
     "card id over 64 bits": (lambda b: b | {"card": 2**63}, {"card"}),
@@ -497,6 +496,25 @@ def test_batch_errors_found_by_the_service_name_each_item_too(learner_client, de
 
     error = assert_error(response, 400, "invalid", {"reviews.1.client_review_id", "reviews.3.card", "reviews.4.card"})
     assert "123456" in error["fields"]["reviews.4.card"][0]
+    assert database_snapshot() == snapshot
+
+
+def test_a_card_that_does_not_exist_is_a_404(learner_client, deck_cards, reviewed):
+    snapshot = database_snapshot()
+    response = post_review(learner_client, review_body(deck_cards[0], 3) | {"card": 999_999})
+    assert_error(response, 404, "not_found", {"card"})
+    assert database_snapshot() == snapshot
+
+
+def test_a_batch_whose_only_fault_is_unknown_cards_is_a_404_naming_each(learner_client, deck_cards, reviewed):
+    _archive("card", deck_cards[3])
+    bodies = [review_body(card, 3, ago(hours=1)) for card in deck_cards[:5]]
+    bodies[4]["card"] = 123_456
+    snapshot = database_snapshot()
+
+    response = batch(learner_client, bodies)
+
+    assert_error(response, 404, "not_found", {"reviews.3.card", "reviews.4.card"})
     assert database_snapshot() == snapshot
 
 

@@ -12,6 +12,7 @@ import fsrs
 import pytest
 from fsrs import scheduler as fsrs_scheduler
 
+from apps.srs.memory import memory_state_of
 from apps.srs.models import CardMemory
 from apps.srs.scheduling import (
     DEFAULT_PARAMETERS,
@@ -30,7 +31,6 @@ from apps.srs.scheduling import (
     to_fsrs_card,
     with_config,
 )
-from apps.srs.services import memory_state_of
 
 CONFIG = SchedulerConfig()
 START = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)

@@ -150,22 +150,22 @@ def test_reviews_per_day_streaks_and_retention_by_hand(paris_learner, history):
 
 
 def test_deck_filter_and_a_review_today(paris_learner, history, deck_cards):
-    stats = learner_stats_get(learner=paris_learner, now=NOW, deck=deck_cards[0].deck)
+    stats = learner_stats_get(learner=paris_learner, now=NOW, deck_slug=deck_cards[0].deck.slug)
     assert _days(stats.reviews_per_day) == DECK_DAYS
     assert (stats.streak.current, stats.streak.longest) == (2, 7)
     assert [item.deck.slug for item in stats.decks] == [DECK]
 
-    other = learner_stats_get(learner=paris_learner, now=NOW, deck=history["second_deck"])
+    other = learner_stats_get(learner=paris_learner, now=NOW, deck_slug=history["second_deck"].slug)
     assert _days(other.reviews_per_day) == {"2026-10-30": 1}
     assert (other.streak.current, other.streak.longest) == (0, 1)
 
     # 09:30 in Paris today counts for today, and the streak now includes it.
     submit(paris_learner, deck_cards[3], GOOD, paris(2026, 11, 2, 9, 30))
-    stats = learner_stats_get(learner=paris_learner, now=NOW, deck=deck_cards[0].deck)
+    stats = learner_stats_get(learner=paris_learner, now=NOW, deck_slug=deck_cards[0].deck.slug)
     assert _days(stats.reviews_per_day)["2026-11-02"] == 1
     assert stats.streak.current == 3
     # Early tomorrow morning, before 04:00, it is still 2 November for this learner.
-    late = learner_stats_get(learner=paris_learner, now=paris(2026, 11, 3, 3, 59), deck=deck_cards[0].deck)
+    late = learner_stats_get(learner=paris_learner, now=paris(2026, 11, 3, 3, 59), deck_slug=deck_cards[0].deck.slug)
     assert (late.today, late.streak.current) == (date(2026, 11, 2), 3)
     assert learner_stats_get(learner=paris_learner, now=paris(2026, 11, 4, 4, 0)).streak.current == 0
 
@@ -283,7 +283,7 @@ def test_mastery_is_the_mean_retrievability_by_hand(paris_learner, deck_cards):
     )
     assert deck.mastery == pytest.approx((0.9 + 1.0 + 0.9 + 0.9 + 1.0) / visible)
 
-    (filtered,) = learner_stats_get(learner=paris_learner, now=now, deck=unstudied).decks
+    (filtered,) = learner_stats_get(learner=paris_learner, now=now, deck_slug=unstudied.slug).decks
     assert (filtered.deck, filtered.total, filtered.new, filtered.mastery) == (unstudied, 3, 3, 0.0)
 
 
@@ -333,8 +333,11 @@ def test_api_shape_isolation_and_constant_queries(learner_client, learner, deck_
 
     filtered, filtered_queries = counted_get(learner_client, f"{URL}?deck={second.slug}")
     assert [item["deck"] for item in filtered.json()["decks"]] == [second.slug]
-    assert len(filtered_queries) == 5  # and the deck named by the filter
+    # The filter joins on the deck's slug: no query of its own.
+    assert len(filtered_queries) == 4
 
+    # A filter that names nothing counts nothing, as every filter of the API does.
     unknown = learner_client.get(URL, {"deck": "no-such-deck"})
-    assert unknown.status_code == 400
-    assert "deck" in unknown.json()["error"]["fields"]
+    assert unknown.status_code == 200
+    assert unknown.json()["decks"] == unknown.json()["reviews_per_day"] == []
+    assert sum(day["count"] for day in unknown.json()["due_forecast"]) == 0
