@@ -55,7 +55,8 @@ class MeInput(serializers.Serializer):
         max_length=DISPLAY_NAME_MAX_LENGTH,
         allow_blank=True,
         required=False,
-        help_text="Shown on leaderboards instead of the username; blank for none.",
+        help_text="Shown on leaderboards instead of the username; blank for none, which only a learner not on "
+        "leaderboards (show_on_leaderboards false) may have.",
     )
     show_on_leaderboards = JSONBooleanField(
         required=False, help_text="Appear on leaderboards under the display name (which must then be set)."

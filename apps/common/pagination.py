@@ -51,7 +51,12 @@ class PageNumberPagination(pagination.PageNumberPagination):
 
     def get_schema_operation_parameters(self, view: Any) -> list[dict[str, Any]]:
         parameters: list[dict[str, Any]] = super().get_schema_operation_parameters(view)
-        bounds = {"page": {"minimum": 1}, "page_size": {"minimum": 1, "maximum": MAX_PAGE_SIZE}}
+        # The bounds PageQuery checks, so the schema cannot offer a page number the server refuses.
+        bounds = {
+            name: {"minimum": field.min_value, "maximum": field.max_value}
+            for name, field in PageQuery().fields.items()
+            if isinstance(field, QueryIntegerField)
+        }
         for parameter in parameters:
             parameter["schema"] = {**parameter["schema"], **bounds.get(parameter["name"], {})}
         return parameters

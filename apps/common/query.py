@@ -10,8 +10,9 @@ from rest_framework import serializers
 
 from apps.common.fields import BIGINT_MAX
 
-# Enough digits for any bigint; a longer string is no page, limit or size.
-_WHOLE_NUMBER = re.compile(r"[0-9]{1,19}")
+_WHOLE_NUMBER = re.compile(r"[0-9]+")
+# Enough digits for any bigint; a longer number is refused as too large before Python parses it.
+_MAX_DIGITS = 19
 
 
 class QueryIntegerField(serializers.IntegerField):
@@ -29,6 +30,8 @@ class QueryIntegerField(serializers.IntegerField):
     def to_internal_value(self, data: Any) -> int:
         if not isinstance(data, str) or not _WHOLE_NUMBER.fullmatch(data):
             self.fail("not_digits")
+        if len(data.lstrip("0")) > _MAX_DIGITS:
+            self.fail("max_value", max_value=self.max_value)
         return int(super().to_internal_value(data))
 
 

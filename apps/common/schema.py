@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 from django.conf import settings
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
-from drf_spectacular.plumbing import build_parameter_type
+from drf_spectacular.plumbing import ComponentIdentity, ResolvedComponent, build_parameter_type
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 from rest_framework.fields import empty
@@ -36,6 +36,8 @@ ERROR_DESCRIPTIONS: dict[int, str] = {
 
 # Methods whose body the server may receive, and so refuse for its size (RequestBodyLimitMiddleware).
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+_BLANK_STRING = {"type": "string", "maxLength": 0}
 
 _RETRY_AFTER_HEADER = {
     "Retry-After": {
@@ -113,12 +115,21 @@ def body_rules(
 def _apply_body_rules(schema: dict[str, Any], rules: BodyRules) -> None:
     if rules.closed:
         schema["additionalProperties"] = False
-    if rules.exactly_one_of:
-        schema["oneOf"] = [{"required": [name]} for name in rules.exactly_one_of]
     for name, (low, high) in rules.ranges.items():
         schema["properties"][name].update(minimum=low, maximum=high)
     for name, keywords in rules.keywords.items():
         _merge_keywords(schema["properties"][name], keywords)
+
+
+def _variant(schema: dict[str, Any], *, chosen: str, others: tuple[str, ...]) -> dict[str, Any]:
+    """The body with `chosen` as its one field of `others`: its own properties and required list, so that a
+    generated client models it as a class (a bare `oneOf` of `required` lists leaves the body untyped)."""
+    properties = {name: value for name, value in schema["properties"].items() if name == chosen or name not in others}
+    required = [name for name in properties if name == chosen or name in schema.get("required", [])]
+    variant = {"type": "object", "properties": properties, "required": required}
+    if "additionalProperties" in schema:
+        variant["additionalProperties"] = schema["additionalProperties"]
+    return variant
 
 
 def _merge_keywords(schema: dict[str, Any], keywords: Mapping[str, Any]) -> None:
@@ -221,11 +232,20 @@ class AutoSchema(SpectacularAutoSchema):
             schema["minItems"] = max(schema.get("minItems", 0), 1)
         return schema
 
+    def _insert_field_validators(self, field: Any, schema: dict[str, Any]) -> None:
+        super()._insert_field_validators(field, schema)
+        # drf-spectacular offers "" beside a constrained string with oneOf, which refuses "" whenever the
+        # constrained branch takes it too (a pattern alone does): either branch may match.
+        if _BLANK_STRING in schema.get("oneOf", []):
+            schema["anyOf"] = schema.pop("oneOf")
+
     def _map_basic_serializer(self, serializer: Any, direction: str) -> dict[str, Any]:
         schema: dict[str, Any] = super()._map_basic_serializer(serializer, direction)
         rules: BodyRules | None = getattr(serializer, "body_rules", None)
         if direction == "request" and rules is not None:
             _apply_body_rules(schema, rules)
+            if rules.exactly_one_of:
+                return self._exactly_one_of(serializer, schema, rules.exactly_one_of)
         if direction == "response" and "properties" in schema:
             fields = serializer.fields if isinstance(serializer, serializers.Serializer) else {}
             required = [
@@ -234,6 +254,31 @@ class AutoSchema(SpectacularAutoSchema):
             if required:
                 schema["required"] = required
         return schema
+
+    def _get_request_for_media_type(self, serializer: Any, direction: str = "request") -> tuple[Any, bool]:
+        schema, required = super()._get_request_for_media_type(serializer, direction)
+        # A body of variants has no required list of its own to tell drf-spectacular that it must be sent.
+        rules: BodyRules | None = getattr(serializer, "body_rules", None)
+        return schema, required or bool(rules and rules.exactly_one_of)
+
+    def _exactly_one_of(self, serializer: Any, schema: dict[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
+        """One component per field of `fields` (ReviewInputRequest: ReviewWithRatingRequest, ReviewWithKnewRequest),
+        and the body `oneOf` them: a body with none of the fields, or with two, matches no variant or two."""
+        name = self._get_serializer_name(serializer, "request")
+        stem = name.removesuffix("Request")
+        suffix, stem = name[len(stem) :], stem.removesuffix("Input")
+        variants = []
+        for chosen in fields:
+            component = ResolvedComponent(
+                name=f"{stem}With{chosen.title().replace('_', '')}{suffix}",
+                type=ResolvedComponent.SCHEMA,
+                schema=_variant(schema, chosen=chosen, others=fields),
+                object=ComponentIdentity((type(serializer), chosen)),
+            )
+            self.registry.register_on_missing(component)
+            variants.append(component.ref)
+        joined = ", ".join(fields[:-1]) + f" or {fields[-1]}"
+        return {"oneOf": variants, "description": f"Send exactly one of {joined}."}
 
 
 def _nullable_as_json_schema(node: Any) -> Any:

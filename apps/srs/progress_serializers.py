@@ -159,7 +159,10 @@ class SchedulingSettingsOutput(serializers.Serializer):
 @body_rules(ranges={"known": (0, BIGINT_MAX), "total": (1, BIGINT_MAX)})
 class DeckPassInput(serializers.Serializer):
     known = JSONIntegerField(help_text="Cards known in this pass; from 0 to total.")
-    total = JSONIntegerField(help_text="Cards in this pass; at least 1, at most the deck's cards.")
+    total = JSONIntegerField(
+        help_text="Cards in this pass; at least 1, at most the deck's cards that are not archived (those "
+        "GET /decks/{slug}/cards/ lists)."
+    )
     # The upper bound is the service's, checked with the deck's rules so that all are reported together.
     started_at = AwareDateTimeField(allow_future=True, help_text="ISO 8601 with offset.")
     finished_at = AwareDateTimeField(allow_future=True, help_text="ISO 8601 with offset; not before started_at.")

@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta, timezone
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 import schemathesis
@@ -29,9 +29,10 @@ from rest_framework.utils.encoders import JSONEncoder
 from schemathesis import GenerationMode
 
 from apps.common.clock import EARLIEST_CLIENT_TIME
+from apps.content.selectors import deck_cards_list, decks_list
 
 # Bounded so the whole file stays well under two minutes; derandomized so a failure repeats. A
-# deeper run by hand: FUZZ_EXAMPLES=200 pytest tests/api/test_fuzz.py
+# deeper run by hand: FUZZ_EXAMPLES=50 FUZZ_SCENARIOS=150 pytest tests/api/test_fuzz.py
 EXAMPLES_PER_OPERATION = int(os.environ.get("FUZZ_EXAMPLES", "8"))
 STATEFUL_SCENARIOS = int(os.environ.get("FUZZ_SCENARIOS", str(max(10, EXAMPLES_PER_OPERATION * 2))))
 
@@ -46,9 +47,12 @@ schema.app = get_wsgi_application()
 
 
 class _SignedIn:
-    """The token of the test's learner; a fresh one for each test, as the database is."""
+    """The token of the test's learner, and the visible cards of each deck by slug, read from the database; fresh
+    for each test, as the database is. Hooks read them from here: schemathesis also calls them while collecting,
+    when the database is closed."""
 
     token = ""
+    deck_cards: ClassVar[dict[str, int]] = {}
 
 
 @schema.auth(refresh_interval=None)
@@ -77,14 +81,8 @@ schemathesis.openapi.format(
 )
 
 
-@schema.hook
-def map_case(context: schemathesis.HookContext, case: schemathesis.Case) -> schemathesis.Case:
-    """Valid settings bodies also keep the rules JSON Schema cannot say, which the schema's descriptions do:
-    steps ascending, and relearning steps within maximum_interval_days. Invalid ones are left as drawn."""
-    body: Any = case.body
-    positive = case.meta is None or case.meta.generation.mode == GenerationMode.POSITIVE
-    if not positive or case.operation.path != "/api/v1/srs/settings/" or not isinstance(body, dict):
-        return case
+def _valid_settings(body: dict[str, Any], path_parameters: dict[str, Any]) -> None:
+    """Steps ascending, and relearning steps within maximum_interval_days."""
     for name in ("learning_steps", "relearning_steps"):
         if isinstance(body.get(name), list):
             body[name] = sorted(body[name])
@@ -92,6 +90,51 @@ def map_case(context: schemathesis.HookContext, case: schemathesis.Case) -> sche
         days = math.ceil(max(body["relearning_steps"]) / 86_400)
         if not isinstance(body.get("maximum_interval_days"), int) or body["maximum_interval_days"] < days:
             body["maximum_interval_days"] = days
+
+
+def _is_number(value: object) -> bool:
+    # JSON Schema's integer takes 7.0 too, and so does the server; a bool is no number in JSON.
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _valid_pass(body: dict[str, Any], path_parameters: dict[str, Any]) -> None:
+    """finished_at not before started_at, total at most the deck's visible cards, known at most total."""
+    started, finished = body.get("started_at"), body.get("finished_at")
+    drawn = isinstance(started, str) and isinstance(finished, str)
+    if drawn and datetime.fromisoformat(finished) < datetime.fromisoformat(started):
+        body["started_at"], body["finished_at"] = finished, started
+    cards = _SignedIn.deck_cards.get(str(path_parameters.get("slug")))
+    if cards is not None and _is_number(body.get("total")):
+        body["total"] = min(body["total"], cards)
+    if _is_number(body.get("known")) and _is_number(body.get("total")):
+        body["known"] = min(body["known"], body["total"])
+
+
+def _valid_profile(body: dict[str, Any], path_parameters: dict[str, Any]) -> None:
+    """A learner listed on leaderboards has a display name that is not blank (the stored one counts too)."""
+    name = body.get("display_name")
+    if isinstance(name, str) and not name.strip():
+        body["show_on_leaderboards"] = False
+    elif body.get("show_on_leaderboards") is True and not isinstance(name, str):
+        body["display_name"] = "Learner"
+
+
+# Rules across fields, or against stored data, that JSON Schema cannot say (the fields' descriptions say them).
+_CROSS_FIELD_RULES: dict[tuple[str, str], Callable[[dict[str, Any], dict[str, Any]], None]] = {
+    ("PATCH", "/api/v1/srs/settings/"): _valid_settings,
+    ("POST", "/api/v1/decks/{slug}/passes/"): _valid_pass,
+    ("PATCH", "/api/v1/me/"): _valid_profile,
+}
+
+
+@schema.hook
+def map_case(context: schemathesis.HookContext, case: schemathesis.Case) -> schemathesis.Case:
+    """Valid bodies also keep the rules JSON Schema cannot say; invalid ones are left as drawn."""
+    body: Any = case.body
+    positive = case.meta is None or case.meta.generation.mode == GenerationMode.POSITIVE
+    rule = _CROSS_FIELD_RULES.get((case.operation.method.upper(), case.operation.path))
+    if positive and rule is not None and isinstance(body, dict):
+        rule(body, dict(case.path_parameters or {}))
     return case
 
 
@@ -118,8 +161,10 @@ def requests_share_the_test_transaction() -> Iterator[None]:
 @pytest.fixture
 def learner_token(learner, shipped_course) -> Iterator[str]:
     _SignedIn.token = Token.objects.create(user=learner).key
+    _SignedIn.deck_cards = {deck.slug: deck_cards_list(deck=deck).count() for deck in decks_list()}
     yield _SignedIn.token
     _SignedIn.token = ""
+    _SignedIn.deck_cards = {}
 
 
 @schema.parametrize()

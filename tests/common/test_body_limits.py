@@ -127,8 +127,8 @@ def test_a_full_batch_of_reviews_fits_even_indented(learner_client):
     body = json.dumps({"reviews": reviews}, indent=2).encode()
     assert len(body) < LIMIT * 0.9
     response = learner_client.post("/api/v1/reviews/batch/", body, content_type="application/json")
-    # Parsed and validated whole: no such card, named by each index.
-    assert response.status_code == 400, response.content[:300]
+    # Parsed and validated whole: no such card (a 404), named by each index.
+    assert response.status_code == 404, response.content[:300]
     fields = response.json()["error"]["fields"]
     assert f"reviews.{BATCH_LIMIT - 1}.card" in fields
 

@@ -244,11 +244,61 @@ def test_ranges_and_formats_are_the_ones_the_server_enforces(schema):
             if parameter["name"] == "page_size":
                 bounds = (parameter["schema"]["minimum"], parameter["schema"]["maximum"])
                 assert bounds == (1, 200), (method, path)
-    answer = components["AnswerInputRequest"]
-    assert answer["oneOf"] == [{"required": [name]} for name in ("choice", "choices", "text", "number")]
-    review = components["ReviewInputRequest"]
-    assert review["oneOf"] == [{"required": ["rating"]}, {"required": ["knew"]}]
-    assert review["properties"]["client_review_id"]["format"] == "uuid"
+            if parameter["name"] == "page":
+                bounds = (parameter["schema"]["minimum"], parameter["schema"]["maximum"])
+                assert bounds == (1, 2**63 - 1), (method, path)
+
+
+def _variants(schema, component: str) -> dict[str, dict]:
+    components = schema["components"]["schemas"]
+    return {
+        ref["$ref"].rsplit("/", 1)[1]: components[ref["$ref"].rsplit("/", 1)[1]]
+        for ref in components[component]["oneOf"]
+    }
+
+
+def test_exactly_one_of_bodies_are_a_union_of_whole_objects(schema):
+    # A generated client models each variant as a class; `oneOf` of bare `required` lists left the body untyped.
+    answers = _variants(schema, "AnswerInputRequest")
+    one_of = ("choice", "choices", "text", "number")
+    assert list(answers) == [f"AnswerWith{name.title()}Request" for name in one_of]
+    for name, variant in zip(one_of, answers.values(), strict=True):
+        assert variant["type"] == "object"
+        assert set(variant["properties"]) == {"question", name, "client_answer_id"}
+        assert set(variant["required"]) == {"question", name}
+    reviews = _variants(schema, "ReviewInputRequest")
+    assert list(reviews) == ["ReviewWithRatingRequest", "ReviewWithKnewRequest"]
+    for name, variant in zip(("rating", "knew"), reviews.values(), strict=True):
+        assert set(variant["required"]) == {"card", name, "client_review_id"}
+        assert not {"rating", "knew"} - {name} & set(variant["properties"])
+        assert variant["properties"]["client_review_id"]["format"] == "uuid"
+    batch = schema["components"]["schemas"]["ReviewBatchInputRequest"]["properties"]["reviews"]
+    assert batch["items"] == {"$ref": "#/components/schemas/ReviewInputRequest"}
+    for path in ("/api/v1/reviews/", "/api/v1/quiz-attempts/{attempt_id}/answers/"):
+        assert schema["paths"][path]["post"]["requestBody"]["required"] is True, path
+
+
+def test_exactly_one_of_bodies_validate_as_the_server_decides(schema):
+    validator = _validator_for(schema)
+    review = validator({"$ref": "#/components/schemas/ReviewInputRequest"})
+    base = {"card": 1, "client_review_id": "6c367119-e8e2-48ee-a8bd-200aaa2193d8"}
+    assert review.is_valid({**base, "rating": 3})
+    assert review.is_valid({**base, "knew": True})
+    assert not review.is_valid(base)
+    assert not review.is_valid({**base, "rating": 3, "knew": True})
+    answer = validator({"$ref": "#/components/schemas/AnswerInputRequest"})
+    assert answer.is_valid({"question": "q", "text": "batch"})
+    assert answer.is_valid({"question": "q", "text": ""})
+    assert not answer.is_valid({"question": "q"})
+    assert not answer.is_valid({"question": "q", "choice": "x", "number": 1})
+
+
+def test_blank_strings_validate_where_the_server_takes_them(schema):
+    # drf-spectacular's oneOf [pattern, blank] refused "" because both branches matched it.
+    validator = _validator_for(schema)
+    assert validator({"$ref": "#/components/schemas/PatchedMeInputRequest"}).is_valid({"display_name": ""})
+    assert validator({"$ref": "#/components/schemas/AnswerWithTextRequest"}).is_valid({"question": "q", "text": ""})
+    assert not validator({"$ref": "#/components/schemas/PatchedMeInputRequest"}).is_valid({"display_name": "a\x00"})
 
 
 def test_account_deletion_takes_its_password_in_a_described_body(schema):

@@ -205,6 +205,11 @@ def test_page_must_be_a_positive_whole_number(learner_client, card, value):
     _assert_refused(learner_client.get(f"/api/v1/decks/{DECK}/cards/", {"page": value}), "page")
 
 
+def test_a_page_number_past_a_bigint_is_refused_as_too_large(learner_client, card):
+    error = _assert_refused(learner_client.get(f"/api/v1/decks/{DECK}/cards/", {"page": "5" * 24}), "page")
+    assert error["fields"]["page"] == [f"Ensure this value is less than or equal to {2**63 - 1}."]
+
+
 def test_a_repeated_page_size_is_refused(learner_client, card):
     _assert_refused(learner_client.get(f"/api/v1/decks/{DECK}/cards/?page_size=5&page_size=7"), "page_size")
 
