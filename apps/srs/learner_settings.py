@@ -49,6 +49,11 @@ class SettingsInvalid(DomainError):
     code = "invalid"
 
 
+# The shape of a tz database name (Europe/Paris, America/Argentina/Buenos_Aires, Etc/GMT+1), for the
+# schema; which names exist is what time_zone_names() says.
+TIME_ZONE_NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_+\-]*(/[A-Za-z0-9_+\-]+)*$"
+
+
 @cache
 def time_zone_names() -> frozenset[str]:
     # Scanning the tz database reads hundreds of files; the set does not change while the process runs.

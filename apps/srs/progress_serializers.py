@@ -30,7 +30,7 @@ from apps.srs.learner_settings import (
     NEW_CARDS_PER_DAY_RANGE,
     RETENTION_RANGE,
     SETTINGS_FIELDS,
-    time_zone_names,
+    TIME_ZONE_NAME_PATTERN,
 )
 from apps.srs.models import DeckPass, SchedulingSettings
 from apps.srs.scheduling import DEFAULT_PARAMETERS, MemoryStage
@@ -54,7 +54,9 @@ def _steps_keywords(*, longest_seconds: int) -> dict[str, Any]:
 
 # What learner_settings checks of each setting, for the schema of every body that carries it.
 SETTINGS_KEYWORDS: dict[str, dict[str, Any]] = {
-    "timezone": {"enum": sorted(time_zone_names())},
+    # The zone names themselves are not an enum: the list follows the host's tz database, and names
+    # such as Etc/GMT+1 and Etc/GMT-1 collide when client generators turn enum values into identifiers.
+    "timezone": {"pattern": TIME_ZONE_NAME_PATTERN, "maxLength": 64},
     "learning_steps": _steps_keywords(longest_seconds=LEARNING_STEP_LIMIT_SECONDS - 1),
     "relearning_steps": _steps_keywords(longest_seconds=MAXIMUM_INTERVAL_RANGE[1] * 24 * 3600),
     # The bounds fsrs.Scheduler checks each weight against (parameters_valid).
@@ -103,7 +105,7 @@ class SchedulingSettingsInput(serializers.Serializer):
     maximum_interval_days = JSONIntegerField(required=False, help_text=_range(MAXIMUM_INTERVAL_RANGE))
     new_cards_per_day = JSONIntegerField(required=False, help_text=_range(NEW_CARDS_PER_DAY_RANGE))
     max_reviews_per_day = JSONIntegerField(required=False, help_text=_range(MAX_REVIEWS_PER_DAY_RANGE))
-    timezone = SingleLineCharField(required=False, help_text="IANA time zone name, e.g. Europe/Paris.")
+    timezone = SingleLineCharField(required=False, help_text="A name the tz database holds, e.g. Europe/Paris; other names are a 400.")
     day_start_hour = JSONIntegerField(
         required=False, help_text=f"Local hour at which the learner's day starts, {_range(DAY_START_HOUR_RANGE)}."
     )

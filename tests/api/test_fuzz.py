@@ -30,6 +30,7 @@ from schemathesis import GenerationMode
 
 from apps.common.clock import EARLIEST_CLIENT_TIME
 from apps.content.selectors import deck_cards_list, decks_list
+from apps.srs.learner_settings import time_zone_names
 
 # Bounded so the whole file stays well under two minutes; derandomized so a failure repeats. A
 # deeper run by hand: FUZZ_EXAMPLES=50 FUZZ_SCENARIOS=150 pytest tests/api/test_fuzz.py
@@ -100,8 +101,11 @@ def _is_number(value: object) -> bool:
 def _valid_pass(body: dict[str, Any], path_parameters: dict[str, Any]) -> None:
     """finished_at not before started_at, total at most the deck's visible cards, known at most total."""
     started, finished = body.get("started_at"), body.get("finished_at")
-    drawn = isinstance(started, str) and isinstance(finished, str)
-    if drawn and datetime.fromisoformat(finished) < datetime.fromisoformat(started):
+    if (
+        isinstance(started, str)
+        and isinstance(finished, str)
+        and datetime.fromisoformat(finished) < datetime.fromisoformat(started)
+    ):
         body["started_at"], body["finished_at"] = finished, started
     cards = _SignedIn.deck_cards.get(str(path_parameters.get("slug")))
     if cards is not None and _is_number(body.get("total")):
@@ -127,13 +131,32 @@ _CROSS_FIELD_RULES: dict[tuple[str, str], Callable[[dict[str, Any], dict[str, An
 }
 
 
+_ZONES = sorted(time_zone_names())
+
+
+def _known_zones(value: Any) -> None:
+    """A time zone is a name the tz database holds; the schema gives only its shape (no enum, see SETTINGS_KEYWORDS)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "timezone" and isinstance(item, str) and item not in _ZONES:
+                value[key] = _ZONES[sum(map(ord, item)) % len(_ZONES)]
+            else:
+                _known_zones(item)
+    elif isinstance(value, list):
+        for item in value:
+            _known_zones(item)
+
+
 @schema.hook
 def map_case(context: schemathesis.HookContext, case: schemathesis.Case) -> schemathesis.Case:
     """Valid bodies also keep the rules JSON Schema cannot say; invalid ones are left as drawn."""
     body: Any = case.body
     positive = case.meta is None or case.meta.generation.mode == GenerationMode.POSITIVE
+    if not positive or not isinstance(body, dict):
+        return case
+    _known_zones(body)
     rule = _CROSS_FIELD_RULES.get((case.operation.method.upper(), case.operation.path))
-    if positive and rule is not None and isinstance(body, dict):
+    if rule is not None:
         rule(body, dict(case.path_parameters or {}))
     return case
 
