@@ -32,7 +32,9 @@ from apps.srs.progress_serializers import SETTINGS_KEYWORDS
 class MeSchedulingInput(serializers.Serializer):
     """Types only: the ranges and what a time zone is are apps.srs's, as on /settings/scheduling/."""
 
-    timezone = SingleLineCharField(required=False, help_text="A name the tz database holds, e.g. Europe/Paris; other names are a 400.")
+    timezone = SingleLineCharField(
+        required=False, help_text="A name the tz database holds, e.g. Europe/Paris; other names are a 400."
+    )
     day_start_hour = JSONIntegerField(required=False, help_text="Local hour the learner's day starts, 0-23.")
     desired_retention = JSONNumberField(required=False, help_text="Target recall at review, 0.70-0.99.")
     new_cards_per_day = JSONIntegerField(required=False, help_text="0-9999.")

@@ -34,7 +34,9 @@ class RegisterInput(serializers.Serializer):
     display_name = SingleLineCharField(
         max_length=DISPLAY_NAME_MAX_LENGTH, help_text="Shown to other learners, e.g. on leaderboards if opted in."
     )
-    timezone = SingleLineCharField(max_length=64, help_text="A name the tz database holds, e.g. Europe/Paris; other names are a 400.")
+    timezone = SingleLineCharField(
+        max_length=64, help_text="A name the tz database holds, e.g. Europe/Paris; other names are a 400."
+    )
 
 
 class RegisterOutput(serializers.Serializer):

@@ -105,7 +105,9 @@ class SchedulingSettingsInput(serializers.Serializer):
     maximum_interval_days = JSONIntegerField(required=False, help_text=_range(MAXIMUM_INTERVAL_RANGE))
     new_cards_per_day = JSONIntegerField(required=False, help_text=_range(NEW_CARDS_PER_DAY_RANGE))
     max_reviews_per_day = JSONIntegerField(required=False, help_text=_range(MAX_REVIEWS_PER_DAY_RANGE))
-    timezone = SingleLineCharField(required=False, help_text="A name the tz database holds, e.g. Europe/Paris; other names are a 400.")
+    timezone = SingleLineCharField(
+        required=False, help_text="A name the tz database holds, e.g. Europe/Paris; other names are a 400."
+    )
     day_start_hour = JSONIntegerField(
         required=False, help_text=f"Local hour at which the learner's day starts, {_range(DAY_START_HOUR_RANGE)}."
     )
