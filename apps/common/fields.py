@@ -49,7 +49,9 @@ class SingleLineCharField(serializers.CharField):
     schema_pattern = LINE_SCHEMA_PATTERN
     default_error_messages = {
         "not_a_string": "Expected a string.",
-        "control_character": "Contains the control character {character}, which this field does not take.",
+        "control_character": (
+            "Contains {character}, a control character or lone surrogate, which this field does not take."
+        ),
     }
 
     def to_internal_value(self, data: Any) -> str:
