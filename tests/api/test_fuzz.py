@@ -19,7 +19,7 @@ import pytest
 import schemathesis
 from django.core.signals import request_finished, request_started
 from django.core.wsgi import get_wsgi_application
-from django.db import close_old_connections
+from django.db import close_old_connections, transaction
 from drf_spectacular.generators import SchemaGenerator
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
@@ -29,7 +29,10 @@ from rest_framework.utils.encoders import JSONEncoder
 from schemathesis import GenerationMode
 
 from apps.common.clock import EARLIEST_CLIENT_TIME
+from apps.common.throttling import throttle_history_clear
+from apps.content.models import Question, QuestionKind
 from apps.content.selectors import deck_cards_list, decks_list
+from apps.quizzes.models import QuizAttempt
 from apps.srs.learner_settings import time_zone_names
 
 # Bounded so the whole file stays well under two minutes; derandomized so a failure repeats. A
@@ -123,11 +126,41 @@ def _valid_profile(body: dict[str, Any], path_parameters: dict[str, Any]) -> Non
         body["display_name"] = "Learner"
 
 
+_ANSWER_FIELDS = ("choice", "choices", "text", "number")
+
+
+def _valid_answer(body: dict[str, Any], path_parameters: dict[str, Any]) -> None:
+    """One of the attempt's questions, answered in the one field its kind takes, by the attempt's choice ids."""
+    if not _SignedIn.token:
+        return  # collecting tests: no database yet, and no attempt to answer
+    try:
+        attempt = QuizAttempt.objects.filter(pk=int(path_parameters.get("attempt_id", ""))).first()
+    except (TypeError, ValueError, OverflowError):
+        return
+    question_ids = attempt.shown_question_ids() if attempt is not None else []
+    if attempt is None or not question_ids:
+        return
+    pick = len(str(body.get("question", "")))
+    question = Question.objects.get(pk=question_ids[pick % len(question_ids)])
+    drawn = {field: body.pop(field) for field in _ANSWER_FIELDS if field in body}
+    body["question"] = question.slug
+    choice_ids = attempt.choice_ids_of(question.pk)
+    if question.kind == QuestionKind.SINGLE_CHOICE:
+        body["choice"] = choice_ids[pick % len(choice_ids)]
+    elif question.kind == QuestionKind.MULTIPLE_CHOICE:
+        body["choices"] = choice_ids[: 1 + pick % len(choice_ids)]
+    elif question.kind == QuestionKind.SHORT_TEXT:
+        body["text"] = drawn["text"] if isinstance(drawn.get("text"), str) else "tf.data"
+    else:
+        body["number"] = drawn["number"] if _is_number(drawn.get("number")) else 0
+
+
 # Rules across fields, or against stored data, that JSON Schema cannot say (the fields' descriptions say them).
 _CROSS_FIELD_RULES: dict[tuple[str, str], Callable[[dict[str, Any], dict[str, Any]], None]] = {
     ("PATCH", "/api/v1/srs/settings/"): _valid_settings,
     ("POST", "/api/v1/decks/{slug}/passes/"): _valid_pass,
     ("PATCH", "/api/v1/me/"): _valid_profile,
+    ("POST", "/api/v1/quiz-attempts/{attempt_id}/answers/"): _valid_answer,
 }
 
 
@@ -196,9 +229,21 @@ def test_every_operation_passes_every_check(case: schemathesis.Case, learner_tok
     case.call_and_validate()
 
 
+class LearnerWorkflow(schema.as_state_machine()):  # type: ignore[misc]
+    """Each scenario starts from the same data and request counts, so a scenario replayed while shrinking
+    meets what it met the first time: rows and rate limits left by earlier ones would answer it otherwise."""
+
+    def setup(self) -> None:
+        self._savepoint = transaction.savepoint()
+        throttle_history_clear()
+
+    def teardown(self) -> None:
+        transaction.savepoint_rollback(self._savepoint)
+
+
 def test_chained_operations_pass_every_check(learner_token: str) -> None:
     run_state_machine_as_test(
-        schema.as_state_machine(),
+        LearnerWorkflow,
         settings=settings(_SETTINGS, max_examples=STATEFUL_SCENARIOS, stateful_step_count=8),
     )
 
