@@ -16,9 +16,8 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
-from rest_framework import status
 
-from apps.common.errors import DomainError, IdempotencyKeyReused, RetryLater
+from apps.common.errors import DomainError, IdempotencyKeyReused, RequestTooLarge, RetryLater
 from apps.content.selectors import exercise_get
 from apps.exercises.grading import exercise_job, grader_get
 from apps.exercises.models import FINISHED, IN_PROGRESS, Submission, SubmissionStatus
@@ -31,8 +30,7 @@ PHASE_SPANS = {"checking": (0.05, 0.3), "timing": (0.3, 0.98)}
 HEARTBEAT_SECONDS = 5.0
 
 
-class CodeTooLarge(DomainError):
-    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+class CodeTooLarge(RequestTooLarge):
     code = "code_too_large"
 
 

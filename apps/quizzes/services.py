@@ -13,7 +13,6 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Sum
 from django.utils import timezone
-from rest_framework import status
 
 from apps.common.errors import Conflict, DomainError, IdempotencyKeyReused, NotFound
 from apps.content.models import Question, QuestionKind
@@ -69,7 +68,6 @@ class AttemptFinished(Conflict):
 
 class QuestionNotInAttempt(DomainError):
     code = "not_in_attempt"
-    status_code = status.HTTP_400_BAD_REQUEST
 
 
 @dataclass(frozen=True)
@@ -210,7 +208,11 @@ def _replay(*, learner: Any, attempt: QuizAttempt, answer: AnswerData) -> Answer
     )
     if first is None:
         return None
-    if (first.attempt_id, first.question.slug, first.response) != (attempt.pk, answer.question, answer.response()):
+    if (first.attempt_id, first.question.slug, _comparable(first.response)) != (
+        attempt.pk,
+        answer.question,
+        _comparable(answer.response()),
+    ):
         raise IdempotencyKeyReused(
             f"client_answer_id {answer.client_answer_id} was already used for another answer; "
             "send a new id with each new answer.",
@@ -219,6 +221,14 @@ def _replay(*, learner: Any, attempt: QuizAttempt, answer: AnswerData) -> Answer
     question = Question.objects.filter(pk=first.question_id).prefetch_related("choices", "accepted_answers").get()
     answered = QuizAnswer.objects.filter(attempt=attempt).count()
     return AnswerOutcome(answer=first, question=question, attempt=attempt, answered_count=answered, duplicate=True)
+
+
+def _comparable(response: Any) -> Any:
+    # jsonb may give a whole float back as an integer (1e23 as 100000000000000000000000): numbers
+    # compare as floats, so a faithful retry of a numeric answer is the same answer.
+    if isinstance(response, dict) and isinstance(response.get("number"), int | float):
+        return {**response, "number": float(response["number"])}
+    return response
 
 
 def answer_submit(*, learner: Any, attempt_id: int, answer: AnswerData) -> AnswerOutcome:

@@ -11,7 +11,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, DurationField, ExpressionWrapper, F, FloatField, QuerySet, Window
 from django.db.models.functions import Cast, RowNumber
 
-from apps.common.clock import CLOCK_SKEW_ALLOWANCE
+from apps.common.clock import latest_client_time
 from apps.common.errors import DomainError, IdempotencyKeyReused
 from apps.content.models import Deck
 from apps.content.selectors import deck_cards_list, deck_get
@@ -47,7 +47,7 @@ def _errors(*, deck: Deck, data: PassInput, now: datetime) -> dict[str, list[str
         errors["finished_at"] = [
             f"{data.finished_at.isoformat()} is before started_at ({data.started_at.isoformat()})."
         ]
-    elif data.finished_at > now + CLOCK_SKEW_ALLOWANCE:
+    elif data.finished_at > latest_client_time(now=now):
         errors["finished_at"] = [f"{data.finished_at.isoformat()} is in the future (server time {now.isoformat()})."]
     return errors
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
-from apps.common.clock import CLOCK_SKEW_ALLOWANCE
+from apps.common.clock import latest_client_time
 from apps.common.errors import Conflict, DomainError, IdempotencyKeyReused, NotFound
 from apps.content.selectors import visible_card_ids
 from apps.srs import scheduling
@@ -135,22 +135,32 @@ def _event_of(log: ReviewLog) -> ReviewEvent:
     )
 
 
-def _validate(*, reviews: list[ReviewInput], now: datetime, field_prefix: str) -> None:
+def _validate(*, learner: Any, reviews: list[ReviewInput], now: datetime, field_prefix: str) -> None:
     """Refuse the whole upload, naming every bad item, before anything is written.
 
     When the only fault is cards the learner cannot study, the refusal is a 404, as for any request
-    that names something absent; any other fault makes it a 400 that names the unknown cards too.
+    that names something absent; any other fault makes it a 400 that names the unknown cards too. A
+    review already recorded is resent as it was, even when its card has since been archived: an
+    offline client's queue must be able to empty.
     """
     visible = visible_card_ids(card_ids=[review.card_id for review in reviews])
+    hidden = [review.client_review_id for review in reviews if review.card_id not in visible]
+    recorded: set[tuple[uuid.UUID | None, int]] = set()
+    if hidden:
+        recorded = set(
+            ReviewLog.objects.filter(learner=learner, client_review_id__in=hidden).values_list(
+                "client_review_id", "card_id"
+            )
+        )
     errors: dict[str, list[str]] = defaultdict(list)
     unknown_cards: set[str] = set()
     first_index: dict[uuid.UUID, int] = {}
     for index, review in enumerate(reviews):
         prefix = field_prefix.format(index=index)
-        if review.card_id not in visible:
+        if review.card_id not in visible and (review.client_review_id, review.card_id) not in recorded:
             errors[f"{prefix}card"].append(f"No card {review.card_id} that you can study.")
             unknown_cards.add(f"{prefix}card")
-        if review.reviewed_at is not None and review.reviewed_at > now + CLOCK_SKEW_ALLOWANCE:
+        if review.reviewed_at is not None and review.reviewed_at > latest_client_time(now=now):
             errors[f"{prefix}reviewed_at"].append(
                 f"{review.reviewed_at.isoformat()} is in the future (server time {now.isoformat()})."
             )
@@ -200,7 +210,7 @@ def reviews_submit(
 def _submit(*, learner: Any, reviews: list[ReviewInput], now: datetime, field_prefix: str) -> list[ReviewOutcome]:
     if len(reviews) > BATCH_LIMIT:
         raise ReviewsInvalid(f"At most {BATCH_LIMIT} reviews per request.")
-    _validate(reviews=reviews, now=now, field_prefix=field_prefix)
+    _validate(learner=learner, reviews=reviews, now=now, field_prefix=field_prefix)
     for attempt in range(_WRITE_ATTEMPTS):
         try:
             with transaction.atomic():

@@ -112,3 +112,18 @@ def test_a_malformed_client_answer_id_is_a_400_that_changes_nothing(learner_clie
     assert response.status_code == 400, response.json()
     assert "client_answer_id" in response.json()["error"]["fields"]
     assert state() == before
+
+
+def test_a_numeric_answer_too_large_for_jsonb_to_keep_as_a_float_replays_as_itself(learner_client, course):
+    # jsonb gives 1e23 back as the integer 100000000000000000000000, which is not == 1e23 as a float.
+    attempt_id = start(learner_client).json()["id"]
+    key = uuid.uuid4()
+    first = answer(learner_client, attempt_id, "batches", **keyed(key, {"number": 1e23}))
+    assert first.status_code == 201, first.json()
+    before = state()
+
+    replay = answer(learner_client, attempt_id, "batches", **keyed(key, {"number": 1e23}))
+
+    assert replay.status_code == 200, replay.json()
+    assert replay.json()["duplicate"] is True
+    assert state() == before

@@ -12,11 +12,13 @@ import pytest
 from django.db import DatabaseError, connection
 from rest_framework.test import APIClient
 
+from apps.common.clock import CLOCK_SKEW_ALLOWANCE
 from apps.common.errors import Conflict, IdempotencyKeyReused
 from apps.content.models import Card, Course, Deck, Lesson
 from apps.content.services import content_archived_set
 from apps.srs import services
 from apps.srs.learner_settings import scheduling_settings_update
+from apps.srs.memory import memory_state_of
 from apps.srs.models import CardMemory, ReviewKind, ReviewLog, ReviewSource
 from apps.srs.scheduling import (
     MemoryStage,
@@ -30,9 +32,7 @@ from apps.srs.scheduling import (
 )
 from apps.srs.services import (
     BATCH_LIMIT,
-    CLOCK_SKEW_ALLOWANCE,
     ReviewInput,
-    memory_state_of,
     review_submit,
     review_undo,
     reviews_submit,
@@ -201,6 +201,26 @@ def test_a_client_review_id_sent_again_returns_the_first_result(learner, learner
     for response in (again, same_instant, knew):
         assert response.status_code == 200, response.json()
         assert response.json() == first.json() | {"duplicate": True}
+    assert database_snapshot() == snapshot
+
+
+def test_a_review_resent_after_its_card_was_archived_is_still_a_duplicate(learner_client, deck_cards):
+    """An offline queue resends what it already sent; an archived card must not block it for good."""
+    body = review_body(deck_cards[0], 3, ago(minutes=5))
+    first = post_review(learner_client, body)
+    assert first.status_code == 201
+    Card.objects.filter(pk=deck_cards[0].pk).update(archived=True)
+    snapshot = database_snapshot()
+
+    again = post_review(learner_client, body)
+    batch = learner_client.post("/api/v1/reviews/batch/", {"reviews": [body]}, format="json")
+    # A new review of the archived card is still refused.
+    other = post_review(learner_client, review_body(deck_cards[0], 3, ago(minutes=4)))
+
+    assert again.status_code == 200, again.json()
+    assert again.json() == first.json() | {"duplicate": True}
+    assert batch.status_code == 200, batch.json()
+    assert other.status_code == 404, other.json()
     assert database_snapshot() == snapshot
 
 
