@@ -2,6 +2,7 @@
 the right order, and throughput of one worker.
 
 Run: python -m bench.grader [--quick] [--only a,b,c,d]
+     python -m bench.grader --under-load [--runs N] [--submission expert|prefetch]
 No database is needed: it grades the shipped exercises (decks/) through the same Grader and
 sandbox the Celery workers use, with the production timing plan (3 rounds) unless --quick.
 
@@ -13,12 +14,23 @@ sandbox the Celery workers use, with the production timing plan (3 rounds) unles
 (c) whether the performance guide's cases come out in order in 10 of 10 runs: naive < prefetch <
     parallel map + prefetch; scalar map before batch < vectorized map after batch.
 (d) submissions graded per minute by one worker with concurrency 2.
+
+--under-load grades one submission of the image exercise N times (10) on the host as it is, then
+N times while a load generator runs: another Grader in another process grading the exercises'
+references without pause, and a process doing request-like bursts of CPU work. It prints, for
+each, the speedups' coefficient of variation and the N scores; targets: CV <= 5 % and the same
+score every time.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import random
+import signal
 import statistics
+import subprocess
 import sys
 import threading
 import time
@@ -195,11 +207,131 @@ def bench_throughput(quick: bool, seconds: float) -> None:
     print(f"    {len(done)} submissions in {elapsed:.0f} s = {len(done) / elapsed * 60:.1f} per minute")
 
 
+def run_load_grader() -> None:
+    """Grades the exercises' references, one after another, until stopped (a neighbour's worker)."""
+    signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(0))
+    grader = Grader(config(False, warm_processes=1))
+    mix = [
+        (exercise, exercise.spec["references"][which])
+        for exercise in EXERCISES.values()
+        for which in ("naive", "expert")
+    ]
+    try:
+        for index in range(10**9):
+            exercise, code = mix[index % len(mix)]
+            grader.grade(exercise, code)
+    finally:
+        grader.close()
+
+
+def run_load_requests() -> None:
+    """Bursts of CPU work at random, as a web process serving requests does (about half a core)."""
+    signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(0))
+    payload = {"cards": [{"id": number, "front": "x" * 200, "interval": number * 1.5} for number in range(500)]}
+    while True:
+        until = time.perf_counter() + random.uniform(0.02, 0.3)
+        while time.perf_counter() < until:
+            json.loads(json.dumps(payload))
+        time.sleep(random.uniform(0.0, 0.3))
+
+
+def start_load() -> list[subprocess.Popen[bytes]]:
+    return [
+        subprocess.Popen([sys.executable, "-m", "bench.grader", flag], cwd=REPO_ROOT, stdout=subprocess.DEVNULL)
+        for flag in ("--load-grader", "--load-requests")
+    ]
+
+
+def stop_load(processes: list[subprocess.Popen[bytes]]) -> None:
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def grade_repeatedly(grader: Grader, exercise: ExerciseJob, code: str, runs: int, label: str) -> list[dict[str, Any]]:
+    results = []
+    for run in range(runs):
+        started = time.monotonic()
+        result = accepted(grader.grade(exercise, code))
+        host = result["timing"]["host"]
+        speedup = result["speedup"]
+        print(
+            f"    {label} {run + 1}: vs naive {speedup['vs_naive']:.3f} vs expert {speedup['vs_expert']:.3f}"
+            f" (expert {speedup['expert_vs_naive']:.3f}x naive) score {result['score']['total']:g};"
+            f" rounds timed {host['rounds_timed']}, disturbed {host['disturbed']}, busy {host['busy_fraction']:.2f},"
+            f" lock wait {host['lock_wait_seconds']:.1f} s, load average {host['loadavg'][0]:.1f};"
+            f" {time.monotonic() - started:.0f} s"
+        )
+        sys.stdout.flush()
+        results.append(result)
+    return results
+
+
+def variation(values: list[float]) -> float:
+    return statistics.stdev(values) / statistics.mean(values) if len(values) > 1 else 0.0
+
+
+def summarize(label: str, results: list[dict[str, Any]]) -> None:
+    speedups = {name: [result["speedup"][name] for result in results] for name in ("vs_naive", "vs_expert")}
+    scores = [result["score"]["total"] for result in results]
+    retimed = sum(result["timing"]["host"]["retimed"] for result in results)
+    disturbed = sum(result["timing"]["host"]["disturbed"] for result in results)
+    print(f"    {label}: {len(results)} gradings")
+    for name, values in speedups.items():
+        print(
+            f"      speedup {name}: CV {variation(values):.1%} (target <= 5%),"
+            f" min {min(values):.3f} max {max(values):.3f}"
+        )
+    print(
+        f"      scores: {', '.join(f'{score:g}' for score in scores)}"
+        f" ({'identical' if len(set(scores)) == 1 else 'NOT identical'});"
+        f" rounds timed again {retimed}, gradings left disturbed {disturbed}"
+    )
+
+
+def bench_under_load(runs: int, submission: str) -> None:
+    code = IMAGES.spec["references"]["expert"] if submission == "expert" else GUIDE_PREFETCH
+    grader = Grader(config(False, warm_processes=1))
+    print(f"(e) the image exercise's {submission} pipeline graded {runs} times, idle host, then under load")
+    print(f"    {os.cpu_count()} CPUs; timing CPUs: {grader.timing_cpus()[0] or 'not pinned'}")
+    try:
+        idle = grade_repeatedly(grader, IMAGES, code, runs, "idle")
+        load = start_load()
+        try:
+            time.sleep(10)  # the neighbour's sandbox imports TensorFlow and starts grading
+            loaded = grade_repeatedly(grader, IMAGES, code, runs, "loaded")
+        finally:
+            stop_load(load)
+    finally:
+        grader.close()
+    summarize("idle host", idle)
+    summarize("under load", loaded)
+
+
 def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="One timing round per grading, fewer repeats.")
     parser.add_argument("--only", default="a,b,c,d", help="Which parts to run, e.g. a,c.")
+    parser.add_argument("--under-load", action="store_true", help="Score stability on an idle and a busy host.")
+    parser.add_argument("--runs", type=int, default=10, help="Gradings per condition with --under-load.")
+    parser.add_argument("--submission", choices=("expert", "prefetch"), default="expert")
+    parser.add_argument("--load-grader", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--load-requests", action="store_true", help=argparse.SUPPRESS)
     options = parser.parse_args(argv)
+    if options.load_grader:
+        return run_load_grader()
+    if options.load_requests:
+        return run_load_requests()
+    if options.under_load:
+        started = time.monotonic()
+        bench_under_load(options.runs, options.submission)
+        print(f"    ({time.monotonic() - started:.0f} s)")
+        return None
     parts = set(options.only.split(","))
     repeats = 3 if options.quick else 10
     print(f"device: {'GPU ' + ', '.join(gpu_devices()) if gpu_devices() else 'CPU only'}")

@@ -12,9 +12,7 @@ import http.client
 import json
 import os
 import random
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -23,8 +21,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import IO, Any
-from urllib.parse import quote
+from typing import Any
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "quizsite.test_settings")
 
@@ -34,6 +31,8 @@ django.setup()
 
 from django.db import connection  # noqa: E402
 from django.test.utils import CaptureQueriesContext, setup_databases, teardown_databases  # noqa: E402
+
+from bench.stack import free_port, gunicorn_describe, gunicorn_start, gunicorn_stop, gunicorn_wait  # noqa: E402
 
 # Total CardMemory rows at each measurement.
 SIZES = (10_000, 100_000, 1_000_000)
@@ -411,61 +410,6 @@ class StudyFigures:
     counts: dict[str, int]
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _database_url() -> str:
-    settings = connection.settings_dict
-    user = quote(settings.get("USER") or "")
-    password = settings.get("PASSWORD") or ""
-    auth = f"{user}:{quote(password)}@" if password else (f"{user}@" if user else "")
-    return f"postgres://{auth}{settings.get('HOST') or '127.0.0.1'}:{settings.get('PORT') or 5432}/{settings['NAME']}"
-
-
-def gunicorn_start(port: int, log: IO[bytes]) -> subprocess.Popen[bytes]:
-    env = {
-        **os.environ,
-        "DATABASE_URL": _database_url(),
-        "DJANGO_SETTINGS_MODULE": "quizsite.test_settings",
-        "LOG_LEVEL": "WARNING",
-    }
-    command = [sys.executable, "-m", "gunicorn", "quizsite.wsgi", "--workers", "2", "--bind", f"127.0.0.1:{port}"]
-    return subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
-
-
-def gunicorn_wait(process: subprocess.Popen[bytes], port: int, token: str, log_path: str) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            break
-        try:
-            probe = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-            probe.request("GET", TRIVIAL_PATH, headers={"Authorization": f"Token {token}"})
-            status = probe.getresponse().status
-            probe.close()
-            if status == 200:
-                return
-        except OSError:
-            pass
-        time.sleep(0.2)
-    with open(log_path, encoding="utf-8", errors="replace") as log:
-        tail = log.read()[-3000:]
-    raise RuntimeError(f"gunicorn did not answer on port {port}; its log ends:\n{tail}")
-
-
-def gunicorn_stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-
-
 RequestFor = Callable[[random.Random], tuple[str, str, bytes | None]]
 
 
@@ -535,7 +479,7 @@ def throughput_measure(world: World) -> tuple[HttpFigures, HttpFigures]:
         body = {"card": rng.choice(world.deck_card_ids), "rating": 3, "client_review_id": str(uuid.uuid4())}
         return "POST", "/api/v1/reviews/", json.dumps(body).encode()
 
-    port = _free_port()
+    port = free_port()
     totals = {"trivial": HttpFigures(), "review": HttpFigures()}
     with tempfile.NamedTemporaryFile(prefix="bench-gunicorn-", suffix=".log") as log:
         process = gunicorn_start(port, log)
@@ -648,7 +592,7 @@ def main(explain: bool) -> None:
 
     trivial_count = trivial_queries(world.reviewer_tokens[0])
     print(
-        f"\n== review throughput over HTTP at {stored:,} card states: gunicorn quizsite.wsgi --workers 2 (sync), "
+        f"\n== review throughput over HTTP at {stored:,} card states: {gunicorn_describe()}, "
         f"{HTTP_CLIENTS} client threads with one learner token each, {HTTP_ROUNDS} rounds of {HTTP_SECONDS:.0f} s"
     )
     trivial, review = throughput_measure(world)

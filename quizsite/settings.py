@@ -10,6 +10,8 @@ import dj_database_url
 from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 from kombu import Exchange, Queue
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("QUIZSITE_VAR_DIR", BASE_DIR / "var"))
@@ -123,6 +125,14 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
+# Nothing a request needs lives only in the cache (throttles let requests through without it, sign-in
+# lockouts are in the database), so a Redis that is down or hangs must cost a request little: a
+# connection gets 0.25 s, a reply 0.5 s, and neither is retried (redis-py's defaults: 5 s each).
+REDIS_CACHE_OPTIONS: dict[str, Any] = {
+    "socket_connect_timeout": 0.25,
+    "socket_timeout": 0.5,
+    "retry": Retry(NoBackoff(), 0),
+}
 
 if REDIS_URL:
     CACHES = {
@@ -130,6 +140,7 @@ if REDIS_URL:
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "quizsite",
+            "OPTIONS": REDIS_CACHE_OPTIONS,
         }
     }
 else:
@@ -237,7 +248,7 @@ SPECTACULAR_SETTINGS = {
         "LinkKindEnum": "apps.content.models.LinkKind",
         "SubmissionStatusEnum": "apps.exercises.models.SubmissionStatus",
         "VerdictEnum": "apps.exercises.models.Verdict",
-        "HealthStatusEnum": ["ok", "unavailable"],
+        "HealthStatusEnum": ["ok", "degraded", "unavailable"],
     },
 }
 
@@ -247,6 +258,7 @@ CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or REDIS_URL or "filesys
 CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND") or REDIS_URL or f"file://{VAR_DIR / 'celery-results'}"
 if CELERY_RESULT_BACKEND.startswith("file://"):
     Path(CELERY_RESULT_BACKEND.removeprefix("file://")).mkdir(parents=True, exist_ok=True)
+CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, Any]
 if CELERY_BROKER_URL == "filesystem://":
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(VAR_DIR / "broker"),
@@ -256,8 +268,8 @@ if CELERY_BROKER_URL == "filesystem://":
     }
     (VAR_DIR / "broker" / "control").mkdir(parents=True, exist_ok=True)
 else:
-    # Long grading tasks must not be redelivered to a second worker while the first still runs.
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+    # Its visibility_timeout follows from the grading limits: see GRADING_REDELIVERY_SECONDS below.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {}
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
@@ -269,29 +281,27 @@ CELERY_TASK_QUEUES = (
     Queue("default", Exchange("default"), routing_key="default"),
     Queue("gpu", Exchange("gpu"), routing_key="gpu"),
 )
-CELERY_TASK_ROUTES = {"apps.exercises.tasks.*": {"queue": "gpu"}}
+# Gradings go to their own queue, taken by workers on grading hosts (and only there are sandboxes warmed).
+GRADING_QUEUE = "gpu"
+CELERY_TASK_ROUTES = {"apps.exercises.tasks.*": {"queue": GRADING_QUEUE}}
 # Grading tasks run for seconds to minutes: take one at a time so a busy worker does not hoard.
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# An entry's message expiry is "expire_seconds" in its options: this scheduler drops "expires".
 CELERY_BEAT_SCHEDULE = {
     "worker-heartbeat": {
         "task": "apps.common.tasks.worker_heartbeat",
         # Often enough that /healthz notices a dead worker within two minutes.
         "schedule": 60.0,
-        "options": {"queue": "default", "expires": 55},
-    },
-    "submissions-reap": {
-        "task": "apps.exercises.tasks.submissions_reap",
-        "schedule": 60.0,
-        "options": {"queue": "default", "expires": 55},
+        "options": {"queue": "default", "expire_seconds": 55},
     },
     "review-reminders": {
         "task": "apps.reminders.tasks.send_review_reminders",
         "schedule": crontab(minute="*/15"),
-        "options": {"queue": "default", "expires": 14 * 60},
+        "options": {"queue": "default", "expire_seconds": 14 * 60},
     },
 }
 
@@ -317,11 +327,49 @@ GRADER_MEASURED_EPOCHS = int(os.environ.get("GRADER_MEASURED_EPOCHS", "1"))
 GRADER_RUN_SECONDS = float(os.environ.get("GRADER_RUN_SECONDS", "60"))
 GRADER_JOB_SECONDS = int(os.environ.get("GRADER_JOB_SECONDS", "540"))
 GRADER_MEMORY_BYTES = int(os.environ.get("GRADER_MEMORY_MIB", "4096")) * 1024**2
-GRADER_TASK_SOFT_SECONDS = GRADER_JOB_SECONDS + 60
+# CPUs the timed runs are pinned to: "auto" (all but the first where there are 4 or more), "none",
+# or a list such as "2-7" (see README, Grading pipeline exercises).
+GRADER_TIMING_CPUS = os.environ.get("GRADER_TIMING_CPUS", "auto")
+# One timing phase at a time per host: every worker on the host must name the same lock file.
+GRADER_TIMING_LOCK = Path(os.environ.get("GRADER_TIMING_LOCK", GRADER_DATA_DIR / "timing.lock"))
+# A few timing phases of other gradings (tens of seconds each); then it times without the lock.
+GRADER_TIMING_LOCK_SECONDS = float(os.environ.get("GRADER_TIMING_LOCK_SECONDS", "300"))
+# A round whose runs saw more than this share of their CPUs busy with other work is timed again.
+GRADER_TIMING_MAX_BUSY = float(os.environ.get("GRADER_TIMING_MAX_BUSY", "0.15"))
+GRADER_TIMING_RETRIES = int(os.environ.get("GRADER_TIMING_RETRIES", "3"))
+# Relative noise of a speedup on the grading host (bench.grader --under-load measures it).
+GRADER_SPEEDUP_TOLERANCE = float(os.environ.get("GRADER_SPEEDUP_TOLERANCE", "0.05"))
+# GRADER_JOB_SECONDS does not count the waits before timing (the lock, and up to 60 s for the next
+# sandbox's import), so the task allows for them.
+GRADER_TASK_SOFT_SECONDS = GRADER_JOB_SECONDS + int(GRADER_TIMING_LOCK_SECONDS) + 120
 SUBMISSIONS_PER_MINUTE = int(os.environ.get("SUBMISSIONS_PER_MINUTE", "6"))
 # A grading whose worker has not marked it alive for this long is taken over or re-queued.
 SUBMISSION_STALE_SECONDS = int(os.environ.get("SUBMISSION_STALE_SECONDS", "30"))
 SUBMISSION_MAX_ATTEMPTS = 2
+# Past the soft limit a grading is stopped and failed with a reason; past the hard one its process is killed.
+GRADER_TASK_HARD_SECONDS = GRADER_TASK_SOFT_SECONDS + 60
+# Every worker's main process reaps this often, one process at a time: it re-queues gradings whose
+# worker stopped and sends again the queued ones the broker never took. Beat's submissions-reap does
+# the same on the same schedule, as a second line; neither is needed for the other to work.
+SUBMISSION_REAP_SECONDS = float(os.environ.get("SUBMISSION_REAP_SECONDS") or "10")
+SUBMISSION_REAP_IN_WORKERS = env_bool("SUBMISSION_REAP_IN_WORKERS", True)
+# A queued submission whose hand-off to the broker failed is sent again once it is this old: long
+# enough that the reaper does not race the request's own hand-off.
+SUBMISSION_QUEUED_REPUBLISH_SECONDS = float(os.environ.get("SUBMISSION_QUEUED_REPUBLISH_SECONDS") or "30")
+# A hand-off to the broker gets one connection of at most this long and no retries, so a request
+# answers at once with the broker down (the submission stays queued for the reaper).
+GRADING_PUBLISH_TIMEOUT_SECONDS = float(os.environ.get("GRADING_PUBLISH_TIMEOUT_SECONDS") or "0.5")
+# A grading message its worker has not acknowledged for this long goes back to the queue (the Redis
+# transport's visibility timeout), and a queued submission the broker took but no worker claimed is
+# sent again. Longer than any grading may run, so only a dead worker's grading comes back, and a copy
+# that comes back after it was graded finds it finished. The filesystem broker has no such timeout.
+GRADING_REDELIVERY_SECONDS = GRADER_TASK_HARD_SECONDS + 60
+CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] = GRADING_REDELIVERY_SECONDS
+CELERY_BEAT_SCHEDULE["submissions-reap"] = {
+    "task": "apps.exercises.tasks.submissions_reap",
+    "schedule": SUBMISSION_REAP_SECONDS,
+    "options": {"queue": "default", "expire_seconds": SUBMISSION_REAP_SECONDS},
+}
 
 LOGGING = {
     "version": 1,
@@ -331,6 +379,12 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
+
+# --- Reviews (apps.srs) ------------------------------------------------------------------------------
+# On PostgreSQL one learner's review writes (single, batch, undo) take turns; one that waits longer
+# than this for its turn, or for a row lock, is refused with 409 sync_in_progress and Retry-After.
+# A 1,000-review batch takes well under this, so only a pile-up of uploads is refused.
+REVIEW_SYNC_LOCK_WAIT_SECONDS = float(os.environ.get("REVIEW_SYNC_LOCK_WAIT_SECONDS") or "10")
 
 # --- Games: Match the Pairs ------------------------------------------------------------------------
 # Seconds added to a board's score for each wrong attempt.
@@ -358,9 +412,17 @@ SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]["QuizAttemptModeEnum"] = "apps.quizz
 
 # --- Accounts: sign-in lockout and password reset ---------------------------------------------------
 # After this many failed sign-ins for one email within the window, that email is refused (429) for a
-# whole window, even with the right password. Failures are counted in the default cache.
+# whole window, even with the right password. Failures are counted in the database (table
+# accounts_loginlockout), so a cache outage neither stops sign-in nor forgets a lockout.
 LOGIN_LOCKOUT_FAILURES = int(os.environ.get("LOGIN_LOCKOUT_FAILURES", "5"))
 LOGIN_LOCKOUT_WINDOW_SECONDS = int(os.environ.get("LOGIN_LOCKOUT_WINDOW_SECONDS", "900"))
+# Rows of windows and lockouts that are over count nothing; hourly is often enough that guesses at
+# many made-up emails cannot grow the table past about an hour's worth.
+CELERY_BEAT_SCHEDULE["login-lockouts-expire"] = {
+    "task": "apps.accounts.tasks.login_lockouts_expire",
+    "schedule": 3600.0,
+    "options": {"queue": "default", "expire_seconds": 3300},
+}
 # Password reset links (to FRONTEND_URL/reset-password) stop working after this many seconds.
 PASSWORD_RESET_TIMEOUT = int(os.environ.get("PASSWORD_RESET_TIMEOUT", "3600"))
 

@@ -94,7 +94,7 @@ run() {
     echo "  API docs:  http://127.0.0.1:$port/api/v1/docs/"
     echo "  Admin:     http://127.0.0.1:$port/admin/  (sign in as staff)"
     echo "  Health:    http://127.0.0.1:$port/healthz"
-    echo "Press Ctrl-C to stop the web server, the Celery worker and beat."
+    echo "Press Ctrl-C to stop the web server, the Celery workers (default and grading) and beat."
     echo
     PORT=$port exec "$VENV/bin/honcho" --env /dev/null start -f Procfile.dev
 }

@@ -6,6 +6,10 @@ already imported TensorFlow), follows its progress, and turns what comes back in
 verdict, checks, timing, speedups, score, lint findings and device. Warm sandboxes are used for
 one submission each; a fresh one is started once a grading ends, so it imports TensorFlow while
 no grading is being timed.
+
+The timing phase holds the host's timing lock (worker.host), so gradings on one host never time
+at the same time, and runs pinned to the timing CPUs; the sandbox asks for the lock when it gets
+there, and the wait is not counted against the submission's wall clock.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import ast
 import contextlib
 import glob
 import json
+import os
 import sys
 import threading
 import time
@@ -28,9 +33,10 @@ import yaml
 
 from worker.checks import ExpectedExamples
 from worker.datagen import DataGenerationFailed, ExerciseData, exercise_data_ensure
+from worker.host import TimingLock, timing_cpus_resolve
 from worker.lint import lint_pipeline_code
 from worker.sandbox import Limits, SandboxProcess, SandboxResult
-from worker.timing import speed_points
+from worker.timing import round_speedups, speed_points
 
 WORKER_DIR = Path(__file__).resolve().parent
 MAX_CODE_BYTES = 64 * 1024
@@ -42,6 +48,9 @@ TIMING_NOTE = (
     " num_parallel_calls and prefetch choices."
 )
 ProgressCallback = Callable[[str, float], None]
+# How long the timing phase waits for the next grading's sandbox to finish importing TensorFlow
+# (about 5 s on two cores; a sandbox that takes longer is left to finish during the timing).
+WARM_BEFORE_TIMING_SECONDS = 60.0
 
 
 class GradingFailed(RuntimeError):
@@ -66,6 +75,19 @@ class GraderConfig:
     warmup_epochs: int = 1
     measured_epochs: int = 1
     run_seconds: float = 60.0
+    # CPUs for the timed runs: "auto", "none" or a CPU list such as "2-7" (worker.host).
+    timing_cpus: str = "auto"
+    # The host-wide timing lock; every grader on a host must name the same file (default: in data_dir).
+    timing_lock_path: Path | None = None
+    # How long a grading waits for the lock before it times without it (recorded in the result).
+    timing_lock_seconds: float = 300.0
+    # A round whose runs saw more than this share of their CPUs busy with other work is timed
+    # again, up to timing_retries more rounds.
+    max_busy_fraction: float = 0.15
+    timing_retries: int = 3
+    # The relative noise of a speedup on this host, below which speed points do not move (an
+    # exercise's speedup_targets.tolerance overrides it); bench.grader --under-load measures it.
+    speedup_tolerance: float = 0.05
     limits: Limits = field(
         default_factory=lambda: Limits(
             wall_seconds=600.0,
@@ -86,10 +108,15 @@ class GradingStats:
     total_seconds: float
     inside_runs_seconds: float
     warm_start: bool
+    # time.monotonic() when the sandbox asked for the timing lock, got it and let it go (None
+    # where nothing was timed).
+    timing_window: tuple[float, float, float] | None = None
+    # Before the timing phase: for the next sandbox's import, then for the host's timing lock.
+    waiting_seconds: float = 0.0
 
     @property
     def overhead_seconds(self) -> float:
-        return self.total_seconds - self.inside_runs_seconds
+        return self.total_seconds - self.inside_runs_seconds - self.waiting_seconds
 
 
 class Grader:
@@ -110,6 +137,7 @@ class Grader:
             binds=binds,
             env=env,
             devices=gpu_devices(),
+            control=True,
         )
 
     def _inputs_root(self) -> Path:
@@ -167,8 +195,13 @@ class Grader:
         data = self.prepare(exercise)
         started = time.perf_counter()
         sandbox, warm = self._take_sandbox()
+        # The next grading's sandbox imports TensorFlow now, beside this checking run, and is ready
+        # before this timing phase begins: started once the grading ended, its import would fall
+        # in the timing phase of whichever grading on the host times next.
+        self.warm_up()
+        window: dict[str, float] = {}
         try:
-            outcome, messages = self._run_job(sandbox, exercise, code, data, report)
+            outcome, messages = self._run_job(sandbox, exercise, code, data, report, window)
             finished = time.perf_counter()
         finally:
             self.warm_up()
@@ -179,22 +212,51 @@ class Grader:
             total_seconds=finished - started,
             inside_runs_seconds=float(final.get("inside_runs_seconds", 0.0)),
             warm_start=warm,
+            timing_window=(window["requested"], window["started"], window["ended"]) if "ended" in window else None,
+            waiting_seconds=window.get("started", 0.0) - window.get("asked", 0.0),
         )
-        return interpret(outcome, messages, exercise, lint)
+        return interpret(outcome, messages, exercise, lint, tolerance=self.config.speedup_tolerance)
+
+    def timing_cpus(self) -> tuple[list[int] | None, list[int] | None]:
+        """The CPUs of timed runs and of checking runs (None: not pinned)."""
+        available = os.sched_getaffinity(0)
+        try:
+            timed = timing_cpus_resolve(self.config.timing_cpus, available)
+        except ValueError as error:
+            raise GradingFailed(f"the grader's timing CPUs are misconfigured: {error}") from error
+        if not timed:
+            return None, None
+        # Checking runs (this grading's and its neighbours') keep off the timed CPUs.
+        return sorted(timed), sorted(set(available) - timed) or None
+
+    def timing_lock(self) -> TimingLock:
+        return TimingLock(self.config.timing_lock_path or self.config.data_dir / "timing.lock")
 
     def _run_job(
-        self, sandbox: SandboxProcess, exercise: ExerciseJob, code: str, data: ExerciseData, report: ProgressCallback
+        self,
+        sandbox: SandboxProcess,
+        exercise: ExerciseJob,
+        code: str,
+        data: ExerciseData,
+        report: ProgressCallback,
+        window: dict[str, float],
     ) -> tuple[SandboxResult, list[dict[str, Any]]]:
         spec = {name: value for name, value in exercise.spec.items() if name != "references"}
         # An exercise may say which epochs its speed is measured on (its first, uncached one, say).
         epochs = exercise.spec.get("timing", {})
         warmup = int(epochs.get("warmup_epochs", self.config.warmup_epochs))
         measured = int(epochs.get("measured_epochs", self.config.measured_epochs))
+        timing_cpus, checking_cpus = self.timing_cpus()
         plan = {
             "timing_rounds": self.config.timing_rounds,
             "warmup_epochs": warmup,
             "epochs_per_run": warmup + measured,
             "run_seconds": self.config.run_seconds,
+            "timing_gate": True,
+            "timing_cpus": timing_cpus,
+            "checking_cpus": checking_cpus,
+            "timing_retries": self.config.timing_retries,
+            "max_busy_fraction": self.config.max_busy_fraction,
         }
         job = {
             "code": code,
@@ -208,17 +270,42 @@ class Grader:
             expected = ExpectedExamples.from_arrays(dict(arrays))
         answer = {"expected": expected.encode(), "references": exercise.spec["references"]}
         messages: list[dict[str, Any]] = []
+        lock = self.timing_lock()
+
+        def open_timing_phase() -> None:
+            # Runs inside the sandbox's supervision, which is safe to hold up here: the sandbox is
+            # waiting for this answer, and no learner code is left running in it between runs.
+            window["asked"] = time.monotonic()
+            self.wait_until_warm(WARM_BEFORE_TIMING_SECONDS)
+            window["requested"] = time.monotonic()
+            exclusive = lock.acquire(self.config.timing_lock_seconds, on_wait=lambda: report("timing", 0.0))
+            window["started"] = time.monotonic()
+            waited = window["started"] - window["requested"]
+            sandbox.exclude_from_clock(window["started"] - window["asked"])
+            answer = {"exclusive": exclusive, "lock_wait_seconds": round(waited, 3)}
+            sandbox.send_control((json.dumps(answer) + "\n").encode())
 
         def on_line(line: bytes) -> None:
             with contextlib.suppress(ValueError):
                 message = json.loads(line)
                 if isinstance(message, dict):
                     messages.append(message)
-                    if message.get("event") == "progress":
+                    event = message.get("event")
+                    if event == "progress":
                         report(str(message.get("phase")), float(message.get("value", 0.0)))
+                    elif event == "timing_request" and "requested" not in window:
+                        open_timing_phase()
+                    elif event == "timing_done" and "started" in window and "ended" not in window:
+                        lock.release()
+                        window["ended"] = time.monotonic()
 
         stdin = (json.dumps(job) + "\n" + json.dumps(answer) + "\n").encode()
-        outcome = sandbox.finish(stdin, on_line)
+        try:
+            outcome = sandbox.finish(stdin, on_line)
+        finally:
+            lock.release()
+        if "started" in window and "ended" not in window:
+            window["ended"] = time.monotonic()
         return outcome, messages
 
 
@@ -262,7 +349,12 @@ def screen(code: str, entry_point: str, forbidden: list[str]) -> str | None:
 
 
 def interpret(
-    outcome: SandboxResult, messages: list[dict[str, Any]], exercise: ExerciseJob, lint: list[dict[str, Any]]
+    outcome: SandboxResult,
+    messages: list[dict[str, Any]],
+    exercise: ExerciseJob,
+    lint: list[dict[str, Any]],
+    *,
+    tolerance: float = 0.0,
 ) -> dict[str, Any]:
     final = next((message for message in reversed(messages) if message.get("event") == "result"), None)
     if outcome.outcome == "memory_limit":
@@ -303,12 +395,10 @@ def interpret(
     timing = final.get("timing")
     speedup = None
     if timing:
-        submission, naive, expert = timing["submission"], timing["naive"], timing["expert"]
-        speedup = {
-            "vs_naive": round(naive["epoch_seconds"] / submission["epoch_seconds"], 3),
-            "vs_expert": round(expert["epoch_seconds"] / submission["epoch_seconds"], 3),
-            "expert_vs_naive": round(naive["epoch_seconds"] / expert["epoch_seconds"], 3),
-        }
+        speedup = _speedup(timing)
+        speedup["tolerance"] = float(
+            exercise.spec.get("scoring", {}).get("speedup_targets", {}).get("tolerance", tolerance)
+        )
         timing = {**timing, "rewrites_off": True, "note": TIMING_NOTE}
     message = "All checks passed."
     if speedup:
@@ -335,7 +425,12 @@ def _score(exercise: ExerciseJob, *, correct: bool, speedup: Mapping[str, float]
     speed = 0.0
     if speedup is not None and (correct or not scoring.get("speed_requires_correctness", True)):
         speed = speed_points(
-            speedup["vs_naive"], speedup["expert_vs_naive"], scoring.get("speedup_targets", {}), speed_max
+            speedup["vs_naive"],
+            speedup["expert_vs_naive"],
+            scoring.get("speedup_targets", {}),
+            speed_max,
+            vs_expert=speedup.get("vs_expert"),
+            tolerance=speedup.get("tolerance", 0.0),
         )
     return {
         "total": round(correctness + speed, 1),
@@ -344,6 +439,20 @@ def _score(exercise: ExerciseJob, *, correct: bool, speedup: Mapping[str, float]
         "speed": round(speed, 1),
         "speed_timed": speedup is not None,
     }
+
+
+def _speedup(timing: Mapping[str, Any]) -> dict[str, Any]:
+    """Speedups from the rounds the figures were taken from, each round's own ratios (see
+    worker.timing.round_speedups); a result without rounds (timed before rounds were recorded)
+    falls back to the ratios of the median epoch times."""
+    rounds = [record["epoch_seconds"] for record in timing.get("host", {}).get("rounds", []) if record.get("used")]
+    if rounds:
+        ratios = round_speedups(rounds)
+    else:
+        submission, naive, expert = (timing[name]["epoch_seconds"] for name in ("submission", "naive", "expert"))
+        ratios = {"vs_naive": naive / submission, "vs_expert": expert / submission, "expert_vs_naive": naive / expert}
+        ratios["spread"] = 0.0
+    return {**{name: round(value, 3) for name, value in ratios.items()}, "rounds": max(len(rounds), 1)}
 
 
 def _result(verdict: str, message: str, **parts: Any) -> dict[str, Any]:

@@ -13,6 +13,13 @@ shares a process with the expected answer or the references. Every run is a chil
 this process, which never runs learner code itself; it stamps the child's marks with its own clock
 (see worker.timing), kills the child at its deadline and then every process left in the sandbox.
 Progress lines and then one result line go to the result pipe.
+
+Timing. Before the timed runs, a plan with `timing_gate` sends `{"event": "timing_request"}` and
+waits for the host's one-line answer on the control pipe ($SANDBOX_CONTROL_FD): the host answers
+once it holds the host's timing lock (or gave up waiting for it), and `{"event": "timing_done"}`
+lets it go. Timed runs are pinned to the plan's `timing_cpus`, checking runs to `checking_cpus`.
+Each timed run's host load is measured (worker.timing.RunLoad); a round with a run over
+`max_busy_fraction` is timed again, up to `timing_retries` more rounds.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ import ctypes
 import glob
 import json
 import os
+import resource
 import select
 import shutil
 import signal
@@ -31,7 +39,10 @@ import traceback
 import types
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from worker.timing import RunLoad
 
 # Taken before any learner code exists: patching `time` in a child cannot reach these.
 _perf_counter = time.perf_counter
@@ -40,6 +51,7 @@ _sleep = time.sleep
 _write = os.write
 
 RESULT_FD_VARIABLE = "SANDBOX_RESULT_FD"
+CONTROL_FD_VARIABLE = "SANDBOX_CONTROL_FD"
 INPUTS_DIR = Path("/inputs")
 SCRATCH = Path("/scratch")
 SUBMISSION_FILE = "submission.py"
@@ -48,6 +60,9 @@ PR_SET_CHILD_SUBREAPER = 36
 MARKS = frozenset("cibse")
 # The observation of a checking run is large (signatures of every example); marks are one byte.
 CHANNEL_LIMIT = 64 * 1024**2
+# Checking runs yield the CPU to timed runs (another grading's, on a host where they share cores):
+# their speed is not measured, and at nice 5 they still get a quarter of a contended CPU.
+CHECKING_NICE = 5
 
 
 def _prctl(option: int, value: int) -> None:
@@ -75,6 +90,8 @@ class RunOutcome:
         self.exit_code: int | None = None
         self.signal: int | None = None
         self.garbled = False
+        # The CPUs the run's threads were allowed at its last epoch's end (read from /proc).
+        self.cpus_seen: set[int] = set()
 
     def message(self, kind: str) -> dict[str, Any] | None:
         return next((message for message in self.messages if message.get("type") == kind), None)
@@ -104,12 +121,15 @@ class Grading:
         self.run_seconds = float(self.plan["run_seconds"])
         # Wall time spent inside runs (fork to reap): the rest of a grading is the grader's overhead.
         self.inside_runs = 0.0
+        control = os.environ.get(CONTROL_FD_VARIABLE)
+        self.control_fd = int(control) if control else None
+        self.timing_progress = 0.0
 
     def run(self) -> None:
         from worker.checks import ExpectedExamples
 
         self.progress("checking", 0.05)
-        check = self.fork_run({"role": "check", "code": self.job["code"]})
+        check = self.fork_run({"role": "check", "code": self.job["code"]}, cpus=self.plan.get("checking_cpus"))
         answer = json.loads(sys.stdin.buffer.readline())
         expected = ExpectedExamples.decode(answer["expected"])
         result: dict[str, Any] = {"event": "result", "timing": None, "timing_error": None}
@@ -150,31 +170,117 @@ class Grading:
         return {"run_error": error, "checks": checks, "device": device or "CPU"}
 
     def timing(self, references: Mapping[str, str], rounds: int) -> dict[str, Any]:
-        from worker.timing import MarksInvalid, pipeline_timing, run_timing
+        cpus = self.plan.get("timing_cpus") or None
+        host = self.timing_gate()
+        restore = os.sched_getaffinity(0)
+        try:
+            if cpus:
+                # The stamping process runs on the timed CPUs too, so its clock reads are not
+                # delayed by whatever the rest of the host runs elsewhere.
+                os.sched_setaffinity(0, cpus)
+            return self.timed_rounds(references, rounds, cpus, host)
+        finally:
+            if cpus:
+                os.sched_setaffinity(0, restore)
+            self.channel.send({"event": "timing_done"})
+
+    def timing_gate(self) -> dict[str, Any]:
+        """Wait for the host's go: it holds the host's timing lock, or waited its limit for it."""
+        if not self.plan.get("timing_gate") or self.control_fd is None:
+            return {"exclusive": False, "lock_wait_seconds": 0.0}
+        self.channel.send({"event": "timing_request"})
+        answer: Any = None
+        with contextlib.suppress(ValueError):
+            answer = json.loads(_read_line(self.control_fd))
+        if not isinstance(answer, dict):
+            answer = {}
+        return {
+            "exclusive": bool(answer.get("exclusive", False)),
+            "lock_wait_seconds": float(answer.get("lock_wait_seconds", 0.0)),
+        }
+
+    def timed_rounds(
+        self, references: Mapping[str, str], rounds: int, cpus: list[int] | None, host: dict[str, Any]
+    ) -> dict[str, Any]:
+        from worker.timing import MarksInvalid, RunTiming, measured_seconds, pipeline_timing, rounds_to_use, run_timing
 
         codes = {"naive": references["naive"], "expert": references["expert"], "submission": self.job["code"]}
         order = list(codes)
-        runs: dict[str, list[Any]] = {name: [] for name in codes}
-        total = rounds * len(order)
-        for round_number in range(rounds):
-            # Alternate which pipeline goes first, so drift on the machine falls on all of them.
-            rotated = order[round_number % len(order) :] + order[: round_number % len(order)]
+        warmup = int(self.plan["warmup_epochs"])
+        retries = max(int(self.plan.get("timing_retries", 0)), 0)
+        limit = float(self.plan.get("max_busy_fraction", 1.0))
+        planned = rounds * len(order)
+        records: list[dict[str, Any]] = []
+        timings: list[dict[str, RunTiming]] = []
+        clean = 0
+        while clean < rounds and len(records) < rounds + retries:
+            # Alternate which pipeline goes first, so drift on the machine, and whatever a run
+            # leaves behind for the next, falls on all of them.
+            first = len(records) % len(order)
+            rotated = order[first:] + order[:first]
+            record: dict[str, Any] = {"order": rotated, "epoch_seconds": {}, "load": {}}
+            timed: dict[str, RunTiming] = {}
             for position, name in enumerate(rotated):
-                self.progress("timing", (round_number * len(order) + position) / total)
-                outcome = self.fork_run({"role": "time", "code": codes[name]}, quiet=True)
+                self.report_timing((clean * len(order) + position) / planned)
+                outcome, load = self.timed_run(codes[name], cpus)
+                who = "your pipeline" if name == "submission" else f"the {name} reference"
                 error = run_error(outcome, f"the timed run of the {name} pipeline")
+                if error is None and cpus and not outcome.cpus_seen <= set(cpus):
+                    error = {"message": "it changed the CPUs it runs on; timed runs stay on the CPUs they are given"}
                 try:
                     if error is not None:
                         raise MarksInvalid(error["message"])
-                    runs[name].append(run_timing(outcome.marks))
+                    timed[name] = run_timing(outcome.marks)
+                    record["epoch_seconds"][name] = round(measured_seconds(timed[name], warmup), 6)
                 except MarksInvalid as invalid:
-                    who = "your pipeline" if name == "submission" else f"the {name} reference"
                     return {"timing_error": {"pipeline": name, "message": f"Timing {who} failed: {invalid}"}}
-        warmup = int(self.plan["warmup_epochs"])
-        figures = {name: pipeline_timing(timed, warmup).as_dict() for name, timed in runs.items()}
+                record["load"][name] = {**load.as_dict(), "cpus": sorted(outcome.cpus_seen)}
+            record["busy_fraction"] = max(load["busy_fraction"] for load in record["load"].values())
+            record["disturbed"] = record["busy_fraction"] > limit
+            clean += not record["disturbed"]
+            records.append(record)
+            timings.append(timed)
+        used = rounds_to_use([record["busy_fraction"] for record in records], limit, rounds)
+        figures: dict[str, Any] = {
+            name: pipeline_timing([timings[index][name] for index in used], warmup).as_dict() for name in order
+        }
+        for index, record in enumerate(records):
+            record["used"] = index in used
+        measured_cpus = cpus or sorted(os.sched_getaffinity(0))
+        figures["host"] = {
+            **host,
+            "timing_cpus": cpus,
+            "cpus": len(measured_cpus),
+            "max_busy_fraction": limit,
+            "rounds_timed": len(records),
+            "retimed": len(records) - rounds,
+            "disturbed": any(records[index]["disturbed"] for index in used),
+            "busy_fraction": max(records[index]["busy_fraction"] for index in used),
+            "loadavg": _loadavg(),
+            "rounds": records,
+        }
         return {"timing": figures}
 
-    def fork_run(self, setup: dict[str, Any], quiet: bool = False) -> RunOutcome:
+    def report_timing(self, value: float) -> None:
+        # A round timed again does not take the progress back.
+        self.timing_progress = max(self.timing_progress, value)
+        self.progress("timing", self.timing_progress)
+
+    def timed_run(self, code: str, cpus: list[int] | None) -> tuple[RunOutcome, RunLoad]:
+        """One timed run and the load on its CPUs meanwhile: busy time of the CPUs from /proc/stat
+        (host-wide, even inside the sandbox) less this process's and its children's own."""
+        from worker.timing import cpu_times, run_load
+
+        measured = cpus or sorted(os.sched_getaffinity(0))
+        before = cpu_times(_read_text("/proc/stat"), measured)
+        own_before = _own_cpu_seconds()
+        started = _perf_counter()
+        outcome = self.fork_run({"role": "time", "code": code}, quiet=True, cpus=cpus)
+        wall = _perf_counter() - started
+        after = cpu_times(_read_text("/proc/stat"), measured)
+        return outcome, run_load(before, after, _own_cpu_seconds() - own_before, wall, len(measured))
+
+    def fork_run(self, setup: dict[str, Any], quiet: bool = False, cpus: list[int] | None = None) -> RunOutcome:
         read_end, write_end = os.pipe()
         forked_at = _perf_counter()
         pid = os.fork()
@@ -183,6 +289,14 @@ class Grading:
             try:
                 os.close(read_end)
                 os.close(self.channel.fd)
+                if self.control_fd is not None:
+                    os.close(self.control_fd)
+                if cpus:
+                    # Before TensorFlow makes its thread pools: they, and AUTOTUNE, size themselves
+                    # from the CPUs the process may use, the same for every pipeline timed.
+                    os.sched_setaffinity(0, cpus)
+                if setup["role"] == "check":
+                    os.nice(CHECKING_NICE)
                 _detach_stdio(quiet)
                 run_child({**setup, **self.child_context()}, write_end)
                 exit_code = 0
@@ -212,6 +326,7 @@ class Grading:
         deadline = _monotonic() + self.run_seconds
         pending = bytearray()
         received = 0
+        epochs_left = int(self.plan["epochs_per_run"])
         exited = os.pidfd_open(pid)
         child_gone = False
         while True:
@@ -240,8 +355,14 @@ class Grading:
             pending += chunk
             *lines, rest = pending.split(b"\n")
             pending = bytearray(rest)
+            marks_before = len(outcome.marks)
             for line in lines:
                 self.take_line(bytes(line), stamp, outcome)
+            ended = sum(mark == "e" for mark, _ in outcome.marks[marks_before:])
+            epochs_left -= ended
+            if ended and epochs_left <= 0 and not outcome.cpus_seen:
+                # After the last epoch, where reading /proc delays no stamp that counts.
+                outcome.cpus_seen = _allowed_cpus(pid)
         os.close(read_end)
         os.close(exited)
         _, status = os.waitpid(pid, 0)
@@ -286,6 +407,51 @@ def run_error(outcome: RunOutcome, what: str) -> dict[str, Any] | None:
     if outcome.garbled:
         return {"kind": "runtime_error", "message": f"{what.capitalize()} wrote unreadable output to the grader."}
     return None
+
+
+def _read_text(path: str) -> str:
+    with open(path) as file:
+        return file.read()
+
+
+def _read_line(fd: int) -> bytes:
+    """One line from a pipe (without its newline); what came before the end if the writer closed it."""
+    received = bytearray()
+    while not received.endswith(b"\n"):
+        chunk = os.read(fd, 1)
+        if not chunk:
+            break
+        received += chunk
+    return bytes(received).rstrip(b"\n")
+
+
+def _loadavg() -> list[float]:
+    with contextlib.suppress(OSError, ValueError):
+        return [float(value) for value in _read_text("/proc/loadavg").split()[:3]]
+    return []
+
+
+def _own_cpu_seconds() -> float:
+    """CPU time of this process and of its children reaped so far (a timed run, once reaped)."""
+    total = 0.0
+    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
+        usage = resource.getrusage(who)
+        total += usage.ru_utime + usage.ru_stime
+    return total
+
+
+def _allowed_cpus(pid: int) -> set[int]:
+    """The CPUs any thread of the process may run on (a thread can change its own)."""
+    from worker.host import cpu_list_parse
+
+    allowed: set[int] = set()
+    with contextlib.suppress(OSError):
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError, ValueError):
+                for line in _read_text(f"/proc/{pid}/task/{task}/status").splitlines():
+                    if line.startswith("Cpus_allowed_list:"):
+                        allowed |= cpu_list_parse(line.partition(":")[2].strip())
+    return allowed
 
 
 def _detach_stdio(quiet: bool) -> None:

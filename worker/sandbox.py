@@ -28,6 +28,8 @@ from typing import IO, Literal
 
 # The sandboxed code finds the number of its result pipe's write end in this variable.
 RESULT_FD_VARIABLE = "SANDBOX_RESULT_FD"
+# ... and, in a sandbox started with a control pipe, the read end of the pipe the host answers on.
+CONTROL_FD_VARIABLE = "SANDBOX_CONTROL_FD"
 SCRATCH = "/scratch"
 # The uid and gid the sandboxed code runs as: Debian's "nobody", owner of nothing on the host.
 NOBODY = 65534
@@ -247,17 +249,27 @@ def run_sandboxed(
 
 class SandboxProcess:
     """A sandbox started now and given its input later, so that slow start-up work (importing a
-    large library) can happen before the job exists. The wall clock runs from `finish`."""
+    large library) can happen before the job exists. The wall clock runs from `finish`.
+
+    Started with `control=True`, the sandbox also gets a pipe the host can answer on while it runs
+    (`send_control`), for code inside that asks the host something through its result lines."""
 
     def __init__(
-        self, process: subprocess.Popen[bytes], result_read: int, limits: Limits, cgroup: _MemoryCgroup | None
+        self,
+        process: subprocess.Popen[bytes],
+        result_read: int,
+        limits: Limits,
+        cgroup: _MemoryCgroup | None,
+        control_write: int | None = None,
     ) -> None:
         self.process = process
         self.result_read = result_read
         self.limits = limits
         self.cgroup = cgroup
+        self.control_write = control_write
         self.started = time.monotonic()
         self._received_early = bytearray()
+        self._excluded_seconds = 0.0
 
     @classmethod
     def start(
@@ -268,17 +280,16 @@ class SandboxProcess:
         binds: Mapping[str, str] | None = None,
         env: Mapping[str, str] | None = None,
         devices: Sequence[str] = (),
+        control: bool = False,
     ) -> SandboxProcess:
         limits = limits or Limits()
         result_read, result_write = os.pipe()
+        control_read, control_write = os.pipe() if control else (None, None)
+        sandbox_env = {**(env or {}), RESULT_FD_VARIABLE: str(result_write)}
+        if control_read is not None:
+            sandbox_env[CONTROL_FD_VARIABLE] = str(control_read)
         cgroup = _MemoryCgroup.create(limits)
-        command = _command(
-            argv,
-            {**python_binds(), **(binds or {})},
-            limits,
-            {**(env or {}), RESULT_FD_VARIABLE: str(result_write)},
-            devices,
-        )
+        command = _command(argv, {**python_binds(), **(binds or {})}, limits, sandbox_env, devices)
         rlimits = [
             (resource.RLIMIT_CPU, limits.cpu_seconds),  # soft limit: SIGXCPU, then SIGKILL a second later
             (resource.RLIMIT_FSIZE, limits.file_size_bytes),
@@ -305,7 +316,7 @@ class SandboxProcess:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                pass_fds=(result_write,),
+                pass_fds=(result_write,) if control_read is None else (result_write, control_read),
                 # bwrap itself stays in the sandbox as its PID 1, where /proc/1/environ shows its
                 # environment: it gets none of the host's.
                 env={"PATH": "/usr/bin:/bin"},
@@ -314,16 +325,32 @@ class SandboxProcess:
                 close_fds=True,
             )
         except OSError as error:
-            os.close(result_read)
-            os.close(result_write)
+            for fd in (result_read, result_write, control_read, control_write):
+                if fd is not None:
+                    os.close(fd)
             if cgroup is not None:
                 cgroup.remove()
             raise SandboxUnavailable(f"cannot start bubblewrap: {error}") from error
         os.close(result_write)
-        return cls(process, result_read, limits, cgroup)
+        if control_read is not None:
+            os.close(control_read)
+        return cls(process, result_read, limits, cgroup, control_write)
 
     def alive(self) -> bool:
         return self.process.poll() is None
+
+    def send_control(self, data: bytes) -> None:
+        """Write to the control pipe (a short answer fits its buffer, so this does not block); a
+        sandbox that has gone, or closed its end, is not an error here: supervision reports it."""
+        if self.control_write is None:
+            raise ValueError("this sandbox was started without a control pipe")
+        with contextlib.suppress(BrokenPipeError, OSError):
+            os.write(self.control_write, data)
+
+    def exclude_from_clock(self, seconds: float) -> None:
+        """Time spent waiting on the host's behalf (for a lock, say), which the code's wall-clock
+        limit does not count; called from `on_result_line`, the wait happens before the next check."""
+        self._excluded_seconds += max(seconds, 0.0)
 
     def wait_ready(self, timeout: float) -> bool:
         """Wait until the code inside has written its first result line (it says it is ready)."""
@@ -354,10 +381,19 @@ class SandboxProcess:
                 stdin,
                 on_result_line,
                 bytes(self._received_early),
+                lambda: self._excluded_seconds,
             )
         except BaseException:
             self.kill()
             raise
+        finally:
+            self._close_control()
+
+    def _close_control(self) -> None:
+        if self.control_write is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.control_write)
+            self.control_write = None
 
     def kill(self) -> None:
         """Abandon the sandbox: kill it and release its cgroup and pipe."""
@@ -368,6 +404,7 @@ class SandboxProcess:
                 stream.close()
         with contextlib.suppress(OSError):
             os.close(self.result_read)
+        self._close_control()
         if self.cgroup is not None:
             self.cgroup.remove()
 
@@ -381,6 +418,7 @@ def _supervise(
     stdin: bytes,
     on_result_line: Callable[[bytes], None] | None = None,
     received_early: bytes = b"",
+    excluded_seconds: Callable[[], float] = lambda: 0.0,
 ) -> SandboxResult:
     assert process.stdin is not None and process.stdout is not None and process.stderr is not None  # noqa: S101
     caps = {"result": limits.result_bytes, "stdout": limits.log_bytes, "stderr": limits.log_bytes}
@@ -403,10 +441,10 @@ def _supervise(
     killed_for: Outcome | None = None
     detail = ""
     peak = 0
-    deadline = started + limits.wall_seconds
     next_memory_check = started
     while open_streams or process.poll() is None:
         now = time.monotonic()
+        deadline = started + limits.wall_seconds + excluded_seconds()
         if now >= deadline and killed_for is None:
             killed_for, detail = "timeout", f"still running after {limits.wall_seconds:g} s of wall-clock time"
             _kill(process)

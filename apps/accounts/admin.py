@@ -7,8 +7,11 @@ from typing import Any
 from django import forms
 from django.contrib import admin
 
+from apps.accounts.admin_forms import LockoutAdminAuthenticationForm
 from apps.accounts.models import LearnerProfile
 from apps.accounts.profiles import PROFILE_FIELDS, learner_profile_errors
+
+admin.site.login_form = LockoutAdminAuthenticationForm
 
 
 class LearnerProfileForm(forms.ModelForm):

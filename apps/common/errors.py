@@ -21,6 +21,8 @@ class DomainError(Exception):
 
     status_code: int = status.HTTP_400_BAD_REQUEST
     code: str = "invalid"
+    # Set on a refusal that is only for now: the answer carries it as its Retry-After header.
+    retry_after: int | None = None
 
     def __init__(self, message: str, *, fields: dict[str, list[str]] | None = None) -> None:
         super().__init__(message)
@@ -47,6 +49,16 @@ class RetryLater(DomainError):
 class Conflict(DomainError):
     status_code = status.HTTP_409_CONFLICT
     code = "conflict"
+
+
+class Busy(Conflict):
+    """Refused for now because other work holds what this needs: a 409 whose Retry-After says when to try again."""
+
+    code = "busy"
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class IdempotencyKeyReused(Conflict):
@@ -110,7 +122,7 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     if isinstance(exc, RequestDataTooBig):
         exc = RequestTooLarge(_too_large_message())
     if isinstance(exc, DomainError):
-        retry = {"Retry-After": str(exc.retry_after)} if isinstance(exc, RetryLater) else None
+        retry = {"Retry-After": str(exc.retry_after)} if exc.retry_after is not None else None
         return Response(error_body(exc.code, exc.message, exc.fields), status=exc.status_code, headers=retry)
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()

@@ -26,7 +26,8 @@ ERROR_DESCRIPTIONS: dict[int, str] = {
     403: "Not allowed: a session sign-in without its CSRF token, or an action this account may not take.",
     404: "Nothing with this id or slug, or it belongs to another learner.",
     409: "Refused because of what is already stored; nothing was changed. error.code says why, e.g. "
-    "idempotency_key_reused when a client-made id was already used with a different payload.",
+    "idempotency_key_reused when a client-made id was already used with a different payload, or "
+    "sync_in_progress (with Retry-After) while other reviews of the learner's are being recorded.",
     413: "The request body is larger than the server accepts (code too_large).",
     415: "The body is not JSON: send Content-Type: application/json.",
     429: "Too many requests (code throttled or locked_out): try again after Retry-After seconds.",
@@ -46,6 +47,14 @@ _RETRY_AFTER_HEADER = {
         "required": True,
     }
 }
+# On a status that is sometimes a refusal for now (a 409 sync_in_progress) and otherwise final.
+_RETRY_AFTER_SOMETIMES = {
+    "Retry-After": {
+        "schema": {"type": "integer", "minimum": 1},
+        "description": "Sent when the refusal is only for now: whole seconds to wait before trying again.",
+        "required": False,
+    }
+}
 
 
 class ErrorDetailSerializer(serializers.Serializer):
@@ -62,19 +71,23 @@ class ErrorSerializer(serializers.Serializer):
     error = ErrorDetailSerializer()
 
 
-def error_statuses(*statuses: int) -> Callable[[Declared], Declared]:
+def error_statuses(*statuses: int, retry_after: tuple[int, ...] = ()) -> Callable[[Declared], Declared]:
     """Declares the error statuses of an operation that its view alone does not imply.
 
     The schema derives the generic ones (400 for a body or query parameters, 401 and 403 for a
     signed-in view, 404 for path parameters, 413, 415, 429, 500); put this on a view method (one
     operation) or a view class (all of them) for the rest, such as 409 for a conflict with stored
-    data or 404 for a body that names a row."""
+    data or 404 for a body that names a row. retry_after: those of them that may carry a Retry-After
+    header (a domain error with retry_after), documented as an optional header."""
     unknown = set(statuses) - set(ERROR_DESCRIPTIONS)
     if unknown:
         raise ValueError(f"No error description for the statuses {sorted(unknown)}: add them to ERROR_DESCRIPTIONS.")
+    if not set(retry_after) <= set(statuses):
+        raise ValueError(f"retry_after {retry_after} names statuses not among {statuses}.")
 
     def declare(target: Declared) -> Declared:
         target.error_statuses = frozenset(statuses)  # type: ignore[union-attr]
+        target.retry_after_statuses = frozenset(retry_after)  # type: ignore[union-attr]
         return target
 
     return declare
@@ -157,8 +170,9 @@ class AutoSchema(SpectacularAutoSchema):
         if operation is None:
             return None
         responses: dict[str, Any] = operation["responses"]
+        retry_after = self._declared("retry_after_statuses")
         for status in self._error_statuses(operation):
-            responses.setdefault(str(status), self._error_response(status))
+            responses.setdefault(str(status), self._error_response(status, retry_after=status in retry_after))
         operation["responses"] = dict(sorted(responses.items()))
         return operation
 
@@ -204,11 +218,14 @@ class AutoSchema(SpectacularAutoSchema):
         return bool(self._is_list_view() and self._get_paginator())
 
     def _declared_error_statuses(self) -> frozenset[int]:
+        return self._declared("error_statuses")
+
+    def _declared(self, name: str) -> frozenset[int]:
         handler = getattr(self.view, self.method.lower(), None)
-        declared = getattr(handler, "error_statuses", None) or getattr(self.view, "error_statuses", None)
+        declared = getattr(handler, name, None) or getattr(self.view, name, None)
         return frozenset(declared or ())
 
-    def _error_response(self, status: int) -> dict[str, Any]:
+    def _error_response(self, status: int, *, retry_after: bool = False) -> dict[str, Any]:
         component = self.resolve_serializer(ErrorSerializer, "response")
         response: dict[str, Any] = {
             "description": ERROR_DESCRIPTIONS[status],
@@ -216,6 +233,8 @@ class AutoSchema(SpectacularAutoSchema):
         }
         if status == 429:
             response["headers"] = _RETRY_AFTER_HEADER
+        elif retry_after:
+            response["headers"] = _RETRY_AFTER_SOMETIMES
         return response
 
     def _map_serializer_field(self, field: Any, direction: str, bypass_extensions: bool = False) -> dict[str, Any]:

@@ -50,6 +50,16 @@ class Submission(models.Model):
     # "host:pid" of the worker process grading it now; with heartbeat_at, how a stalled grading is told.
     worker = models.CharField(max_length=200, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
+    # The row is its own outbox: a queued submission the broker never took (enqueued_at empty) is sent
+    # again by the reaper, so a broker outage delays a grading and loses none.
+    enqueued_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When its grading was last handed to the broker; empty until one hand-off works.",
+    )
+    publish_attempts = models.PositiveIntegerField(
+        default=0, help_text="Hand-offs to the broker tried, failed ones included."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -7,14 +7,15 @@ import os
 import socket
 import threading
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any
 
-from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from apps.common.errors import DomainError, IdempotencyKeyReused, RequestTooLarge, RetryLater
@@ -27,7 +28,14 @@ logger = logging.getLogger(__name__)
 
 # Where each phase's own progress (0-1) lands in the submission's overall progress.
 PHASE_SPANS = {"checking": (0.05, 0.3), "timing": (0.3, 0.98)}
-HEARTBEAT_SECONDS = 5.0
+# A grading marks itself alive this many times within the stale limit, so a few late marks on a
+# loaded machine never make a live grading look dead.
+HEARTBEATS_PER_STALE_LIMIT = 6
+# The PostgreSQL advisory lock one reaping round holds: "QUIZREAP" in ASCII, any number this
+# database uses for nothing else.
+REAP_LOCK_KEY = 0x5155495A52454150
+# The most queued submissions one reaping round sends again; the next round takes the rest.
+REPUBLISH_BATCH = 500
 
 
 class CodeTooLarge(RequestTooLarge):
@@ -127,17 +135,36 @@ def _same_submission_or_refused(submission: Submission, *, exercise_slug: str, c
 
 
 def _grade_after_commit(submission_id: int) -> None:
-    from apps.exercises.tasks import grade_submission
+    # Robust: the row is stored whatever happens after the commit, and the reaper sends what was not.
+    transaction.on_commit(lambda: _publish([submission_id]), robust=True)
 
-    transaction.on_commit(lambda: grade_submission.delay(submission_id))
+
+def _publish(submission_ids: list[int]) -> int:
+    """Hand these gradings to the broker in order, recording each try; returns how many it took.
+
+    A submission the broker did not take stays queued with `enqueued_at` empty, for the reaper."""
+    if not submission_ids:
+        return 0
+    from apps.exercises.tasks import gradings_publish
+
+    sent = gradings_publish(submission_ids)
+    if sent:
+        Submission.objects.filter(pk__in=submission_ids[:sent]).update(
+            enqueued_at=timezone.now(), publish_attempts=F("publish_attempts") + 1
+        )
+    if sent < len(submission_ids):
+        # The broker refused this one (gradings_publish logged why); the ones after it were not tried.
+        Submission.objects.filter(pk=submission_ids[sent]).update(publish_attempts=F("publish_attempts") + 1)
+    return sent
 
 
 def submission_grade(*, submission_id: int, grader: Grader | None = None, worker: str | None = None) -> str:
     """Grade one submission unless it is finished or someone is grading it; says what it did.
 
-    Safe to call again for the same submission (a redelivered task): a finished result is never
-    graded again or overwritten, and a grading in progress elsewhere is left alone unless its
-    worker has stopped (its process is gone, or its heartbeat is stale)."""
+    Safe to call again for the same submission (a redelivered or re-sent task): a finished result is
+    never graded again or overwritten, and a grading in progress elsewhere is left alone ("busy")
+    unless its worker has stopped (its process is gone, or its heartbeat is stale). A busy one needs
+    nothing more from the caller: if its worker stops, the reaper re-queues it."""
     worker = worker or worker_name()
     claimed = _claim(submission_id, worker)
     if isinstance(claimed, str):
@@ -155,14 +182,6 @@ def submission_grade(*, submission_id: int, grader: Grader | None = None, worker
     except GradingFailed as failure:
         _finish(submission_id, attempt, status=SubmissionStatus.FAILED, error=f"The grader failed: {failure}")
         return "failed"
-    except SoftTimeLimitExceeded:
-        _finish(
-            submission_id,
-            attempt,
-            status=SubmissionStatus.FAILED,
-            error=f"Grading took longer than {settings.GRADER_TASK_SOFT_SECONDS} s and was stopped.",
-        )
-        return "failed"
     finally:
         beat.stop()
     _finish(
@@ -174,6 +193,17 @@ def submission_grade(*, submission_id: int, grader: Grader | None = None, worker
         result=result,
     )
     return "graded"
+
+
+def submission_grading_overran(*, submission_id: int, worker: str) -> str:
+    """Fail a grading stopped at its time limit, if this worker still owns it."""
+    Submission.objects.filter(pk=submission_id, worker=worker, status__in=IN_PROGRESS).update(
+        status=SubmissionStatus.FAILED,
+        progress=1.0,
+        finished_at=timezone.now(),
+        error=f"Grading took longer than {settings.GRADER_TASK_SOFT_SECONDS} s and was stopped.",
+    )
+    return "failed"
 
 
 def _claim(submission_id: int, worker: str) -> tuple[Submission, int] | str:
@@ -261,7 +291,7 @@ class _Heartbeat:
 
     def _run(self) -> None:
         try:
-            while not self._stop.wait(HEARTBEAT_SECONDS):
+            while not self._stop.wait(settings.SUBMISSION_STALE_SECONDS / HEARTBEATS_PER_STALE_LIMIT):
                 Submission.objects.filter(pk=self.submission_id, attempts=self.attempt, status__in=IN_PROGRESS).update(
                     heartbeat_at=timezone.now()
                 )
@@ -271,17 +301,53 @@ class _Heartbeat:
             connection.close()
 
 
+def submissions_reap() -> dict[str, int] | None:
+    """One reaping round: re-queue gradings whose worker stopped, send again what the broker never took.
+
+    Every worker runs it on a timer, and beat may too; on PostgreSQL one process at a time does the
+    work and the others return None at once. On SQLite each round just runs: it has one writer at a
+    time anyway, and a second round finds the first one's work done."""
+    with _reaping_alone() as alone:
+        if not alone:
+            return None
+        counts = submissions_reap_stalled()
+        counts.update(submissions_republish_queued())
+        return counts
+
+
+@contextmanager
+def _reaping_alone() -> Iterator[bool]:
+    if connection.vendor != "postgresql":
+        yield True
+        return
+    with connection.cursor() as cursor:
+        # A session lock, not a transaction's: it is held while the round hands gradings to the
+        # broker after its commits, and it goes with the session if the process dies.
+        cursor.execute("SELECT pg_try_advisory_lock(%s)", [REAP_LOCK_KEY])
+        row = cursor.fetchone()
+    alone = bool(row and row[0])
+    try:
+        yield alone
+    finally:
+        if alone:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_unlock(%s)", [REAP_LOCK_KEY])
+
+
 def submissions_reap_stalled() -> dict[str, int]:
-    """Re-queue gradings whose worker stopped, or fail them once they have used their attempts."""
+    """Re-queue gradings whose worker stopped, or fail them once they have used their attempts.
+
+    A worker has stopped when its heartbeat is stale, or at once when it ran on this machine and its
+    process is gone."""
     now = timezone.now()
-    cutoff = now - timedelta(seconds=settings.SUBMISSION_STALE_SECONDS)
     counts = {"requeued": 0, "failed": 0}
-    stalled = Submission.objects.filter(status__in=IN_PROGRESS).filter(
-        Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at=None)
-    )
-    for submission_id in stalled.values_list("pk", flat=True):
+    # Few rows (at most one per grading process), so each is judged here, the process check included.
+    in_progress = Submission.objects.filter(status__in=IN_PROGRESS).only("pk", "status", "heartbeat_at", "worker")
+    for candidate in in_progress:
+        if not _stalled(candidate, now):
+            continue
         with transaction.atomic():
-            submission = Submission.objects.select_for_update().filter(pk=submission_id).first()
+            submission = Submission.objects.select_for_update().filter(pk=candidate.pk).first()
             if submission is None or submission.status not in IN_PROGRESS or not _stalled(submission, now):
                 continue
             if submission.attempts >= settings.SUBMISSION_MAX_ATTEMPTS:
@@ -290,7 +356,27 @@ def submissions_reap_stalled() -> dict[str, int]:
                 continue
             submission.status = SubmissionStatus.QUEUED
             submission.progress = 0.0
-            submission.save(update_fields=["status", "progress"])
+            # Not handed to the broker again yet: should this hand-off fail, the next round retries it.
+            submission.enqueued_at = None
+            submission.save(update_fields=["status", "progress", "enqueued_at"])
             _grade_after_commit(submission.pk)
             counts["requeued"] += 1
     return counts
+
+
+def submissions_republish_queued() -> dict[str, int]:
+    """Send again the queued gradings the broker never took, and those it took so long ago that the
+    message must be lost (a broker restarted without its data): a copy of one that did arrive finds
+    it taken or finished."""
+    now = timezone.now()
+    never_taken = Q(
+        enqueued_at=None, created_at__lt=now - timedelta(seconds=settings.SUBMISSION_QUEUED_REPUBLISH_SECONDS)
+    )
+    lost = Q(enqueued_at__lt=now - timedelta(seconds=settings.GRADING_REDELIVERY_SECONDS))
+    due = list(
+        Submission.objects.filter(status=SubmissionStatus.QUEUED)
+        .filter(never_taken | lost)
+        .order_by("created_at", "pk")
+        .values_list("pk", flat=True)[:REPUBLISH_BATCH]
+    )
+    return {"republished": _publish(due)}

@@ -1,41 +1,81 @@
-"""Celery tasks for grading; they run on the `gpu` queue and take ids only."""
+"""Celery tasks for grading (they run on the grading queue and take ids only), and handing them to the broker."""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Sequence
 from typing import Any
 
-from celery import shared_task
+from celery import current_app, shared_task
+from celery.exceptions import SoftTimeLimitExceeded
 from celery.signals import worker_process_init, worker_process_shutdown
 from django.conf import settings
 
-from apps.exercises.services import submission_grade, submissions_reap_stalled, worker_name
+from apps.exercises import services
+
+logger = logging.getLogger(__name__)
 
 
 @shared_task(
-    bind=True,
     acks_late=True,
     reject_on_worker_lost=True,
+    # The outcome is in the database; storing it again would tie every hand-off to the result backend.
+    ignore_result=True,
     soft_time_limit=settings.GRADER_TASK_SOFT_SECONDS,
-    time_limit=settings.GRADER_TASK_SOFT_SECONDS + 60,
-    max_retries=None,
+    time_limit=settings.GRADER_TASK_HARD_SECONDS,
 )
-def grade_submission(self: Any, submission_id: int) -> str:
-    outcome = submission_grade(submission_id=submission_id, worker=worker_name())
-    if outcome == "busy":
-        # Another worker may be grading it; look again once its heartbeat would have gone stale.
-        raise self.retry(countdown=settings.SUBMISSION_STALE_SECONDS)
-    return outcome
+def grade_submission(submission_id: int) -> str:
+    worker = services.worker_name()
+    try:
+        return services.submission_grade(submission_id=submission_id, worker=worker)
+    except SoftTimeLimitExceeded:
+        return services.submission_grading_overran(submission_id=submission_id, worker=worker)
 
 
 @shared_task(ignore_result=True)
-def submissions_reap() -> dict[str, int]:
-    return submissions_reap_stalled()
+def submissions_reap() -> dict[str, int] | None:
+    """Beat's reaping round, on the default queue: the same round every worker runs on its own timer."""
+    return services.submissions_reap()
+
+
+def gradings_publish(submission_ids: Sequence[int]) -> int:
+    """Send a grading task for each submission, in order, over one connection; returns how many went.
+
+    One connection attempt, short socket timeouts and no retries (kombu's defaults retry for
+    seconds): with the broker down this returns within GRADING_PUBLISH_TIMEOUT_SECONDS, having logged
+    why, and the caller leaves the rest queued for the reaper."""
+    timeout = settings.GRADING_PUBLISH_TIMEOUT_SECONDS
+    sent = 0
+    try:
+        with current_app.connection_for_write(
+            connect_timeout=timeout,
+            transport_options={"max_retries": 0, "socket_connect_timeout": timeout, "socket_timeout": timeout},
+        ) as connection:
+            for submission_id in submission_ids:
+                grade_submission.apply_async((submission_id,), connection=connection, retry=False)
+                sent += 1
+    except Exception as error:
+        # Whatever the transport raised (refused, timed out, unknown host): the rows stay queued and
+        # are sent again, so a broker fault is logged, never passed on to the request.
+        logger.warning(
+            "Broker unreachable (%r): %d of %d gradings handed over, the rest stay queued for the reaper",
+            error,
+            sent,
+            len(submission_ids),
+        )
+    return sent
+
+
+def _consumes_grading_queue() -> bool:
+    consumed = current_app.amqp.queues.consume_from
+    return consumed is None or settings.GRADING_QUEUE in consumed
 
 
 @worker_process_init.connect
 def _start_warm_sandboxes(**_: Any) -> None:
-    """Each worker process starts its warm TensorFlow sandboxes before the first grading arrives."""
-    if settings.GRADER_WARM_ON_START:
+    """A grading worker's processes start their warm sandboxes before the first grading arrives;
+    workers that only take other queues never grade, so they keep none."""
+    if settings.GRADER_WARM_ON_START and _consumes_grading_queue():
         from apps.exercises.grading import grader_get
 
         grader_get().warm_up()

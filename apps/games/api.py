@@ -75,7 +75,7 @@ class MatchAttemptView(APIView):
             "idempotency_key_reused when the client_attempt_id was recorded with another board or ids."
         ),
     )
-    @error_statuses(409)
+    @error_statuses(409, retry_after=(409,))
     def post(self, request: Request, board_id: uuid.UUID) -> Response:
         body = MatchAttemptInput(data=request.data)
         body.is_valid(raise_exception=True)

@@ -124,7 +124,7 @@ class AnswerCreateView(APIView):
             "answer schedules the question for review and reviews each card it tests."
         ),
     )
-    @error_statuses(409)
+    @error_statuses(409, retry_after=(409,))
     def post(self, request: Request, attempt_id: int) -> Response:
         body = AnswerInput(data=request.data)
         body.is_valid(raise_exception=True)

@@ -85,10 +85,11 @@ class ReviewCreateView(APIView):
         description=(
             "201 when recorded; 200 with the first result when the same review was already recorded under its "
             "client_review_id; 409 idempotency_key_reused when that id was recorded for a different review; "
-            "404 when the card does not exist or the learner cannot study it."
+            "404 when the card does not exist or the learner cannot study it; 409 sync_in_progress, with "
+            "Retry-After, when other reviews of the learner's kept it waiting too long (nothing was recorded)."
         ),
     )
-    @error_statuses(404, 409)
+    @error_statuses(404, 409, retry_after=(409,))
     def post(self, request: Request) -> Response:
         body = ReviewInput(data=request.data)
         body.is_valid(raise_exception=True)
@@ -109,11 +110,13 @@ class ReviewBatchView(APIView):
         description=(
             "Errors name each bad item by its index, e.g. reviews.3.card; a client_review_id that another item or "
             "an earlier review uses for a different review is such an error. Reviews apply per card in "
-            "reviewed_at order; late ones trigger a replay of that card's history. When the only fault is items "
-            "naming cards the learner cannot study, the answer is a 404 naming each such item."
+            "reviewed_at order; a late one replays its card's history from it on. When the only fault is items "
+            "naming cards the learner cannot study, the answer is a 404 naming each such item. 409 "
+            "sync_in_progress, with Retry-After, when another upload of the learner's reviews kept this one "
+            "waiting too long: nothing was recorded; send it again."
         ),
     )
-    @error_statuses(404, 409)
+    @error_statuses(404, 409, retry_after=(409,))
     def post(self, request: Request) -> Response:
         body = ReviewBatchInput(data=request.data)
         body.is_valid(raise_exception=True)
@@ -131,9 +134,12 @@ class ReviewUndoView(APIView):
         summary="Undo the latest review of a card",
         request=None,
         responses={200: ReviewOutput},
-        description="409 when the review is not the card's latest or is already undone.",
+        description=(
+            "409 when the review is not the card's latest or is already undone; 409 sync_in_progress, with "
+            "Retry-After, when other reviews of the learner's kept it waiting too long."
+        ),
     )
-    @error_statuses(409)
+    @error_statuses(409, retry_after=(409,))
     def post(self, request: Request, review_id: int) -> Response:
         outcome = review_undo(learner=request.user, review_id=review_id, now=timezone.now())
         return Response(ReviewOutput(outcome).data)

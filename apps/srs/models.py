@@ -142,7 +142,11 @@ class ReviewSource(models.TextChoices):
 
 
 class ReviewLog(models.Model):
-    """Append-only: every review, and every undo of one, as it happened. Rows are never changed."""
+    """Append-only: every review, and every undo of one, as it happened.
+
+    A standing review's state_before and state_after are the ones its place in the card's history
+    gives, so a review arriving late rewrites them on the reviews after it; nothing else in a row changes.
+    """
 
     learner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="review_logs")
     card = models.ForeignKey(Card, on_delete=models.PROTECT, related_name="review_logs")

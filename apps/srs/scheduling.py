@@ -10,7 +10,7 @@ import random
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from enum import IntEnum
 from typing import Any
@@ -89,11 +89,18 @@ class MemoryState:
             raise ValueError("datetimes must be timezone-aware")
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["stage"] = int(self.stage)
-        data["due"] = self.due.isoformat()
-        data["last_review"] = self.last_review.isoformat()
-        return data
+        # Spelled out rather than dataclasses.asdict, which deep-copies field by field: replaying a
+        # card's tail stores a state for every review in it.
+        return {
+            "stage": int(self.stage),
+            "step": self.step,
+            "stability": self.stability,
+            "difficulty": self.difficulty,
+            "due": self.due.isoformat(),
+            "last_review": self.last_review.isoformat(),
+            "reps": self.reps,
+            "lapses": self.lapses,
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> MemoryState:
@@ -212,10 +219,16 @@ class ReviewEvent:
     config: SchedulerConfig = field(compare=False, default_factory=SchedulerConfig)
 
 
-def replay(events: Iterable[ReviewEvent], *, learner_id: int, card_id: int) -> list[MemoryState]:
-    """The state after each review of a learner's history of a card, in time order whatever order they came in."""
+def replay(
+    events: Iterable[ReviewEvent], *, learner_id: int, card_id: int, start: MemoryState | None = None
+) -> list[MemoryState]:
+    """The state after each review of a learner's history of a card, in time order whatever order they came in.
+
+    `start` is the state the card had before the first of `events`: replaying a history's tail from
+    the state before it gives what replaying the whole history gives.
+    """
     states: list[MemoryState] = []
-    state: MemoryState | None = None
+    state = start
     for event in sorted(events):
         state = review(
             state,

@@ -1,17 +1,23 @@
-"""Reviews: applied in time order under a row lock, replayed when they arrive late, and undone."""
+"""Reviews: applied in time order, one writer per learner at a time; late ones merge by replaying a card's tail."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.conf import settings as django_settings
+from django.db import IntegrityError, OperationalError, connection, transaction
+from django.db.models import DateTimeField, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce
 
 from apps.common.clock import latest_client_time
-from apps.common.errors import Conflict, DomainError, IdempotencyKeyReused, NotFound
+from apps.common.errors import Busy, Conflict, DomainError, IdempotencyKeyReused, NotFound
 from apps.content.selectors import visible_card_ids
 from apps.srs import scheduling
 from apps.srs.config import (
@@ -20,13 +26,44 @@ from apps.srs.config import (
     scheduling_settings_get,
 )
 from apps.srs.memory import memory_state_of, memory_state_store
-from apps.srs.models import CardMemory, ReviewKind, ReviewLog, ReviewSource, SchedulingSettings
-from apps.srs.scheduling import MemoryState, Rating, ReviewEvent, card_fuzz_seed
+from apps.srs.models import CardMemory, ReviewKind, ReviewLog, ReviewSource, SchedulerProfile, SchedulingSettings
+from apps.srs.scheduling import MemoryState, Rating, ReviewEvent
 
 # An offline session's worth of reviews; larger uploads are split by the client.
 BATCH_LIMIT = 1000
-# Concurrent first reviews of a new card collide on its memory row; the loser retries.
+# A resent review fails the first attempt on the log's unique client id; the next looks ids up first.
 _WRITE_ATTEMPTS = 3
+# The first key of the PostgreSQL advisory lock that a learner's review writes take turns on (the
+# learner is the second); another feature that takes advisory locks picks its own first key.
+_SYNC_LOCK_NAMESPACE = 0x5253_0001
+# A refused upload is told to come back after this long: a 1,000-review batch takes about a second,
+# so this lets the one holding the turn, and a few queued behind it, finish first.
+_SYNC_RETRY_AFTER_SECONDS = 5
+# PostgreSQL's codes for a lock not granted within lock_timeout, and for a deadlock it broke.
+_LOCK_REFUSED_STATES = frozenset({"55P03", "40P01"})
+# Rows per UPDATE when rewriting replayed states on SQLite: Django's bulk_update tests each row's id in turn.
+_REWRITE_BATCH = 200
+# Every column of a memory row a review sets, overwritten when the row is already there.
+_MEMORY_FIELDS = [
+    "stage",
+    "step",
+    "stability",
+    "difficulty",
+    "due",
+    "last_review",
+    "reps",
+    "lapses",
+    "first_review",
+    "is_leech",
+    "suspended",
+    "updated_at",
+]
+
+
+class SyncInProgress(Busy):
+    """Another write of the learner's reviews held their turn for longer than the server waits."""
+
+    code = "sync_in_progress"
 
 
 class ReviewsInvalid(DomainError):
@@ -83,13 +120,14 @@ def _differences(sent: dict[str, Any], kept: dict[str, Any], *, compare_time: bo
 @dataclass(frozen=True)
 class ReviewOutcome:
     log: ReviewLog
-    # The card's memory after the review was recorded (None: new again after an undo).
+    # The card's memory once the review was recorded: right after it, or, for a review that arrived
+    # late, after the whole request (None: new again after an undo).
     state: MemoryState | None
     created: bool
     replayed: bool = False
 
 
-def _write_memory(
+def _memory_apply(
     memory: CardMemory | None,
     *,
     learner_id: int,
@@ -98,7 +136,7 @@ def _write_memory(
     first_review: datetime,
     settings: SchedulingSettings,
 ) -> CardMemory:
-    """Store `state` in the card's memory row (created if the card was new) and flag leeches."""
+    """`state` in the card's memory row (a new row if the card was new), leeches flagged; not saved."""
     if memory is None:
         memory = CardMemory(learner_id=learner_id, card_id=card_id, first_review=first_review)
     memory_state_store(memory, state)
@@ -109,30 +147,34 @@ def _write_memory(
         memory.suspended = True
     elif not memory.is_leech and was_leech:
         memory.suspended = False
-    if memory.pk is None:
-        memory.save(force_insert=True)
-    else:
-        memory.save()
     return memory
 
 
-def _active_history(*, learner_id: int, card_id: int) -> list[tuple[ReviewLog, ReviewEvent]]:
-    logs = (
-        ReviewLog.objects.filter(learner_id=learner_id, card_id=card_id, kind=ReviewKind.REVIEW, undone_by__isnull=True)
-        .select_related("profile")
-        .order_by("reviewed_at", "client_review_id")
-    )
-    return [(log, _event_of(log)) for log in logs]
+def _active_logs(*, learner_id: int) -> QuerySet[ReviewLog]:
+    """The learner's reviews that stand, neither undone nor undos; each holds the states its place in history gives."""
+    return ReviewLog.objects.filter(learner_id=learner_id, kind=ReviewKind.REVIEW, undone_by__isnull=True)
 
 
-def _event_of(log: ReviewLog) -> ReviewEvent:
-    assert log.profile is not None and log.rating is not None  # noqa: S101 - guaranteed by a check constraint
-    return ReviewEvent(
-        reviewed_at=log.reviewed_at,
-        review_id=str(log.client_review_id),
-        rating=Rating(log.rating),
-        config=scheduler_config_from_json(log.profile.config),
-    )
+# A stored review's new states: its id, state_before and state_after.
+_Rewrite = tuple[int, dict[str, Any] | None, dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class _Stored:
+    """A standing review read to replay a card's tail: what the replay needs, and the row to rewrite."""
+
+    pk: int
+    card_id: int
+    client_review_id: uuid.UUID
+    rating: int
+    reviewed_at: datetime
+    profile_id: int
+    # Read only for the review just before the tail, whose state the replay starts from.
+    state_after: dict[str, Any] | None
+
+    def event(self, configs: dict[int, scheduling.SchedulerConfig]) -> ReviewEvent:
+        """As a replay event, with the settings it was made with (`configs`: by profile id)."""
+        return ReviewEvent(self.reviewed_at, str(self.client_review_id), Rating(self.rating), configs[self.profile_id])
 
 
 def _validate(*, learner: Any, reviews: list[ReviewInput], now: datetime, field_prefix: str) -> None:
@@ -196,10 +238,13 @@ def reviews_submit(
 ) -> list[ReviewOutcome]:
     """Record reviews all or nothing; per card in time order; a review already recorded changes nothing.
 
-    A review older than the card's last applied one is recorded and the card's state is rebuilt by
-    replaying its whole history in time order, so histories from several devices merge to the same
-    state whatever order they arrive in. An item whose client_review_id another item, or a review
-    already recorded, uses for a different review makes the whole upload invalid.
+    A review older than the card's last applied one is merged: the card's history is replayed from
+    the state before the earliest such review, and the reviews after it are stored with the states
+    their new places give, so histories from several devices merge to the same state whatever order
+    they arrive in. An item whose client_review_id another item, or a review already recorded, uses
+    for a different review makes the whole upload invalid. While another write of the learner's
+    reviews holds their turn for longer than REVIEW_SYNC_LOCK_WAIT_SECONDS, the upload is refused
+    with SyncInProgress.
     """
     try:
         return _submit(learner=learner, reviews=reviews, now=now, field_prefix=field_prefix)
@@ -213,7 +258,7 @@ def _submit(*, learner: Any, reviews: list[ReviewInput], now: datetime, field_pr
     _validate(learner=learner, reviews=reviews, now=now, field_prefix=field_prefix)
     for attempt in range(_WRITE_ATTEMPTS):
         try:
-            with transaction.atomic():
+            with _learner_turn(learner_id=learner.pk):
                 # Resent ids are rare: the first attempt lets the log's unique constraint catch them,
                 # and only a retry looks them up first.
                 return _record(
@@ -223,6 +268,47 @@ def _submit(*, learner: Any, reviews: list[ReviewInput], now: datetime, field_pr
             if attempt == _WRITE_ATTEMPTS - 1:
                 raise
     raise AssertionError("unreachable")
+
+
+@contextmanager
+def _learner_turn(*, learner_id: int) -> Iterator[None]:
+    """A transaction (a savepoint inside another one) in which the learner's review writes take turns.
+
+    Replaying a card reads its history and rewrites what follows, so two writers of one learner
+    must not interleave. Waiting for the turn, or for any lock after it, is bounded: past
+    REVIEW_SYNC_LOCK_WAIT_SECONDS, or on a deadlock, nothing is written and SyncInProgress is raised.
+    The bound lasts to the end of the transaction, a caller's included (a quiz answer or a match
+    attempt records its reviews inside its own), so that none of its waits is endless either.
+    """
+    try:
+        with transaction.atomic():
+            _learner_lock(learner_id=learner_id)
+            yield
+    except OperationalError as error:
+        if getattr(error.__cause__, "sqlstate", None) not in _LOCK_REFUSED_STATES:
+            raise
+        raise SyncInProgress(
+            "Other reviews of yours are being recorded right now; nothing from this request was recorded. "
+            f"Send it again in {_SYNC_RETRY_AFTER_SECONDS} seconds.",
+            retry_after=_SYNC_RETRY_AFTER_SECONDS,
+        ) from None
+
+
+def _learner_lock(*, learner_id: int) -> None:
+    """Wait, at most REVIEW_SYNC_LOCK_WAIT_SECONDS, for the learner's turn (PostgreSQL).
+
+    SQLite lets one writer at a time into the whole database already.
+    """
+    if connection.vendor != "postgresql":
+        return
+    wait_ms = max(1, round(django_settings.REVIEW_SYNC_LOCK_WAIT_SECONDS * 1000))
+    # Advisory lock keys are 32-bit: ids past 2**31 wrap, which at worst makes two learners take turns.
+    key = (learner_id + 2**31) % 2**32 - 2**31
+    with connection.cursor() as cursor:
+        # One round trip; both numbers are integers computed here.
+        cursor.execute(
+            f"SET LOCAL lock_timeout = {wait_ms}; SELECT pg_advisory_xact_lock({_SYNC_LOCK_NAMESPACE}, {key})"
+        )
 
 
 def _record(
@@ -264,17 +350,9 @@ def _record(
 
     if pending:
         settings, config, profile_id = review_scheduling_get(learner=learner)
-        # Cards are locked in id order, so two batches touching the same cards cannot deadlock.
-        for card_id in sorted(pending):
-            items = sorted(pending[card_id], key=lambda item: (_time_of(item[1]), str(item[1].client_review_id)))
-            outcomes |= _record_card(
-                learner_id=learner.pk,
-                card_id=card_id,
-                items=items,
-                settings=settings,
-                config=config,
-                profile_id=profile_id,
-            )
+        outcomes |= _record_cards(
+            learner_id=learner.pk, pending=pending, settings=settings, config=config, profile_id=profile_id
+        )
     for index, review in enumerate(reviews):
         if index not in outcomes:
             first = outcomes[first_index[review.client_review_id]]
@@ -292,76 +370,268 @@ def _state_from_json(data: dict[str, Any] | None) -> MemoryState | None:
     return MemoryState.from_dict(data) if data is not None else None
 
 
-def _record_card(
+def _state_json(state: MemoryState | None) -> dict[str, Any] | None:
+    return state.to_dict() if state is not None else None
+
+
+def _record_cards(
     *,
     learner_id: int,
-    card_id: int,
-    items: list[tuple[int, ReviewInput]],
+    pending: dict[int, list[tuple[int, ReviewInput]]],
     settings: SchedulingSettings,
     config: scheduling.SchedulerConfig,
     profile_id: int,
 ) -> dict[int, ReviewOutcome]:
-    memory = CardMemory.objects.select_for_update().filter(learner_id=learner_id, card_id=card_id).first()
+    """Apply each card's new reviews; a fixed number of statements whatever the cards' histories.
+
+    A card whose earliest new review comes after its last applied one continues from its memory.
+    Otherwise only the card's history from that review on is read and replayed, from the state the
+    review before it left, and the reviews in it whose stored states change are rewritten.
+    """
+    card_ids = sorted(pending)
+    # Locked in card order, as every writer of these rows locks them, so writers cannot deadlock.
+    memories = {
+        memory.card_id: memory
+        for memory in CardMemory.objects.select_for_update()
+        .filter(learner_id=learner_id, card_id__in=card_ids)
+        .order_by("card_id")
+    }
+    items = {
+        card_id: sorted(pending[card_id], key=lambda item: (_time_of(item[1]), str(item[1].client_review_id)))
+        for card_id in card_ids
+    }
+    stored = {card_id: memory_state_of(memories.get(card_id)) for card_id in card_ids}
+    since: dict[int, datetime] = {}
+    for card_id in card_ids:
+        last = stored[card_id]
+        earliest = _time_of(items[card_id][0][1])
+        if last is not None and earliest <= last.last_review:
+            since[card_id] = earliest
+    configs = {profile_id: config}
+    tails = _tails(learner_id=learner_id, since=since, configs=configs)
+
     outcomes: dict[int, ReviewOutcome] = {}
-    for index, review in items:
-        before = memory_state_of(memory)
-        reviewed_at = _time_of(review)
-        in_order = before is None or reviewed_at > before.last_review
-        log = ReviewLog(
-            learner_id=learner_id,
-            card_id=card_id,
-            kind=ReviewKind.REVIEW,
-            client_review_id=review.client_review_id,
-            rating=review.rating,
-            reviewed_at=reviewed_at,
-            duration_ms=review.duration_ms,
-            source=review.source,
-            state_before=before.to_dict() if before else None,
-            profile_id=profile_id,
-        )
-        if in_order:
-            after = scheduling.review(
-                before,
-                rating=Rating(review.rating),
-                reviewed_at=reviewed_at,
-                config=config,
-                fuzz_seed=card_fuzz_seed(learner_id=learner_id, card_id=card_id, state=before),
+    created: list[ReviewLog] = []
+    rewritten: list[_Rewrite] = []
+    changed: list[CardMemory] = []
+    for card_id in card_ids:
+        start, tail = tails[card_id] if card_id in since else (stored[card_id], [])
+        new_logs = [
+            ReviewLog(
+                learner_id=learner_id,
+                card_id=card_id,
+                kind=ReviewKind.REVIEW,
+                client_review_id=review.client_review_id,
+                rating=review.rating,
+                reviewed_at=_time_of(review),
+                duration_ms=review.duration_ms,
+                source=review.source,
+                profile_id=profile_id,
             )
-        else:
-            event = ReviewEvent(reviewed_at, str(review.client_review_id), Rating(review.rating), config)
-            history = [event for _, event in _active_history(learner_id=learner_id, card_id=card_id)]
-            after = scheduling.replay([*history, event], learner_id=learner_id, card_id=card_id)[-1]
-        log.state_after = after.to_dict()
-        log.save(force_insert=True)
-        memory = _write_memory(
-            memory,
+            for _, review in items[card_id]
+        ]
+        afters, final = _merge(
             learner_id=learner_id,
             card_id=card_id,
-            state=after,
-            first_review=reviewed_at,
-            settings=settings,
+            start=start,
+            tail=tail,
+            new_logs=new_logs,
+            configs=configs,
+            rewritten=rewritten,
         )
-        outcomes[index] = ReviewOutcome(log=log, state=after, created=True, replayed=not in_order)
+        created += new_logs
+        # As when applied one by one: late when not after every review the card had by then. A late
+        # review answers with the card's memory, the others with the state they left.
+        last = stored[card_id]
+        latest = last.last_review if last is not None else None
+        for (index, _), log, after in zip(items[card_id], new_logs, afters, strict=True):
+            replayed = latest is not None and log.reviewed_at <= latest
+            outcomes[index] = ReviewOutcome(
+                log=log, state=final if replayed else after, created=True, replayed=replayed
+            )
+            latest = log.reviewed_at if latest is None else max(latest, log.reviewed_at)
+        changed.append(
+            _memory_apply(
+                memories.get(card_id),
+                learner_id=learner_id,
+                card_id=card_id,
+                state=final,
+                first_review=new_logs[0].reviewed_at,
+                settings=settings,
+            )
+        )
+
+    ReviewLog.objects.bulk_create(created)
+    _states_rewrite(rewritten)
+    # One upsert per kind of row (Django inserts rows with and without an id apart): new cards get
+    # their row, reviewed cards have theirs overwritten.
+    CardMemory.objects.bulk_create(
+        changed,
+        update_conflicts=True,
+        unique_fields=["learner", "card"],
+        update_fields=_MEMORY_FIELDS,
+    )
     return outcomes
 
 
+def _merge(
+    *,
+    learner_id: int,
+    card_id: int,
+    start: MemoryState | None,
+    tail: list[_Stored],
+    new_logs: list[ReviewLog],
+    configs: dict[int, scheduling.SchedulerConfig],
+    rewritten: list[_Rewrite],
+) -> tuple[list[MemoryState], MemoryState]:
+    """Replay a card's tail with its new reviews (in time order) merged in, from the state before the tail.
+
+    Fills in the new logs' states, adds the stored reviews whose states move to `rewritten`, and
+    returns the state after each new review, and the card's state after all.
+    """
+    merged: list[tuple[ReviewEvent, _Stored | ReviewLog]] = [(review.event(configs), review) for review in tail]
+    for log in new_logs:
+        assert log.profile_id is not None and log.rating is not None  # noqa: S101 - set by the caller
+        event = ReviewEvent(log.reviewed_at, str(log.client_review_id), Rating(log.rating), configs[log.profile_id])
+        merged.append((event, log))
+    merged.sort(key=lambda pair: pair[0])
+    states = scheduling.replay([event for event, _ in merged], learner_id=learner_id, card_id=card_id, start=start)
+    afters: list[MemoryState] = []
+    state_before = _state_json(start)
+    for (_, entry), after in zip(merged, states, strict=True):
+        state_after = after.to_dict()
+        if isinstance(entry, ReviewLog):
+            entry.state_before, entry.state_after = state_before, state_after
+            afters.append(after)
+        elif afters:
+            # A stored review's states change exactly when a new review now comes before it (its
+            # count of reviews so far, at least, moves); those before every new one stand.
+            rewritten.append((entry.pk, state_before, state_after))
+        state_before = state_after
+    return afters, states[-1]
+
+
+def _tails(
+    *, learner_id: int, since: dict[int, datetime], configs: dict[int, scheduling.SchedulerConfig]
+) -> dict[int, tuple[MemoryState | None, list[_Stored]]]:
+    """Per card: the state its latest standing review before `since` left, and its standing reviews from `since` on.
+
+    One statement for every card: per card, the reviews from the time of the one just before `since`
+    (an index range on review_log_card_time), that one included, in replay order. The settings of
+    reviews made with others than `configs` holds are added to it.
+    """
+    if not since:
+        return {}
+    rows = (
+        _tail_rows_postgresql(learner_id, since) if connection.vendor == "postgresql" else _tail_rows(learner_id, since)
+    )
+    starts: dict[int, MemoryState | None] = {}
+    tails: dict[int, list[_Stored]] = defaultdict(list)
+    for row in rows:
+        review = _Stored(*row)
+        if review.reviewed_at < since[review.card_id]:
+            starts[review.card_id] = _state_from_json(review.state_after)  # the last one read is the latest
+        else:
+            tails[review.card_id].append(review)
+    others = {review.profile_id for reviews in tails.values() for review in reviews} - set(configs)
+    if others:
+        for pk, data in SchedulerProfile.objects.filter(pk__in=others).values_list("pk", "config"):
+            configs[pk] = scheduler_config_from_json(data)
+    return {card_id: (starts.get(card_id), tails[card_id]) for card_id in since}
+
+
+# The columns of _Stored, in order.
+_TAIL_FIELDS = ("id", "card_id", "client_review_id", "rating", "reviewed_at", "profile_id", "state_after")
+
+
+def _tail_rows(learner_id: int, since: dict[int, datetime]) -> list[tuple[Any, ...]]:
+    active = _active_logs(learner_id=learner_id)
+    wanted = Q()
+    for card_id, moment in since.items():
+        previous = active.filter(card_id=card_id, reviewed_at__lt=moment).order_by("-reviewed_at")
+        start = Coalesce(Subquery(previous.values("reviewed_at")[:1]), Value(moment), output_field=DateTimeField())
+        wanted |= Q(card_id=card_id, reviewed_at__gte=start)
+    return list(active.filter(wanted).order_by("card_id", "reviewed_at", "client_review_id").values_list(*_TAIL_FIELDS))
+
+
+# _tail_rows as PostgreSQL runs it best: the ORM's form, an OR of a subquery per card, costs more to
+# build and to plan than to run; here each card is one row of the arrays, read with two index scans.
+# A state is read only where the replay starts from it.
+_TAILS_SQL = """
+SELECT tail.id, tail.card_id, tail.client_review_id, tail.rating, tail.reviewed_at, tail.profile_id,
+    CASE WHEN tail.reviewed_at < wanted.since THEN tail.state_after END
+FROM unnest(%(cards)s::bigint[], %(since)s::timestamptz[]) AS wanted (card_id, since)
+CROSS JOIN LATERAL (
+    SELECT log.* FROM {table} AS log
+    WHERE log.learner_id = %(learner)s AND log.card_id = wanted.card_id AND log.kind = %(review)s
+        AND NOT EXISTS (SELECT 1 FROM {table} AS undo WHERE undo.undo_of_id = log.id)
+        AND log.reviewed_at >= coalesce((
+            SELECT previous.reviewed_at FROM {table} AS previous
+            WHERE previous.learner_id = %(learner)s AND previous.card_id = wanted.card_id
+                AND previous.kind = %(review)s AND previous.reviewed_at < wanted.since
+                AND NOT EXISTS (SELECT 1 FROM {table} AS undo WHERE undo.undo_of_id = previous.id)
+            ORDER BY previous.reviewed_at DESC LIMIT 1
+        ), wanted.since)
+) AS tail
+ORDER BY tail.card_id, tail.reviewed_at, tail.client_review_id
+"""
+
+
+def _tail_rows_postgresql(learner_id: int, since: dict[int, datetime]) -> list[tuple[Any, ...]]:
+    params: dict[str, Any] = {
+        "cards": list(since),
+        "since": list(since.values()),
+        "learner": learner_id,
+        "review": ReviewKind.REVIEW,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(_TAILS_SQL.format(table=ReviewLog._meta.db_table), params)
+        # Django has psycopg hand jsonb over as text, for its JSONField to decode.
+        return [(*row[:-1], json.loads(row[-1]) if row[-1] is not None else None) for row in cursor.fetchall()]
+
+
+# The new states travel as one JSON document: a parameter per row, or an array of them, costs more
+# to quote than the update costs to run.
+_REWRITE_SQL = """
+UPDATE {table} AS log SET state_before = new.state_before, state_after = new.state_after
+FROM jsonb_to_recordset(%s::jsonb) AS new (id bigint, state_before jsonb, state_after jsonb)
+WHERE log.id = new.id
+"""
+
+
+def _states_rewrite(rows: list[_Rewrite]) -> None:
+    """Store the replayed states of reviews (id, state_before, state_after): one statement on PostgreSQL."""
+    if not rows:
+        return
+    if connection.vendor == "postgresql":
+        document = [{"id": pk, "state_before": before, "state_after": after} for pk, before, after in rows]
+        with connection.cursor() as cursor:
+            cursor.execute(_REWRITE_SQL.format(table=ReviewLog._meta.db_table), [json.dumps(document)])
+        return
+    logs = [ReviewLog(pk=pk, state_before=before, state_after=after) for pk, before, after in rows]
+    ReviewLog.objects.bulk_update(logs, ["state_before", "state_after"], batch_size=_REWRITE_BATCH)
+
+
 def review_undo(*, learner: Any, review_id: int, now: datetime) -> ReviewOutcome:
-    """Revert the learner's latest review of a card; the log records the undo, and keeps the review."""
-    with transaction.atomic():
+    """Revert the learner's latest review of a card; the log records the undo, and keeps the review.
+
+    Only the latest review can be undone, so the card returns to the state the review before it
+    left, read from that review's log.
+    """
+    with _learner_turn(learner_id=learner.pk):
         log = ReviewLog.objects.filter(learner=learner, pk=review_id, kind=ReviewKind.REVIEW).first()
         if log is None:
             raise NotFound(f"You have no review {review_id}.")
         memory = CardMemory.objects.select_for_update().filter(learner=learner, card_id=log.card_id).first()
         if ReviewLog.objects.filter(undo_of=log).exists():
             raise Conflict(f"Review {review_id} is already undone.")
-        history = _active_history(learner_id=learner.pk, card_id=log.card_id)
-        latest = max(history, key=lambda item: (item[1].reviewed_at, item[1].review_id))[0]
+        card_logs = _active_logs(learner_id=learner.pk).filter(card_id=log.card_id)
+        latest, *earlier = card_logs.order_by("-reviewed_at", "-client_review_id")[:2]
         if latest.pk != log.pk:
             raise Conflict(
                 f"Only the latest review of a card can be undone; review {latest.pk} came after review {review_id}."
             )
-        remaining = [event for other, event in history if other.pk != log.pk]
-        restored = scheduling.replay(remaining, learner_id=learner.pk, card_id=log.card_id)[-1] if remaining else None
+        restored = _state_from_json(earlier[0].state_after) if earlier else None
         undo = ReviewLog.objects.create(
             learner=learner,
             card_id=log.card_id,
@@ -369,23 +639,22 @@ def review_undo(*, learner: Any, review_id: int, now: datetime) -> ReviewOutcome
             reviewed_at=now,
             source=log.source,
             undo_of=log,
-            state_before=memory_state_of(memory).to_dict() if memory else None,  # type: ignore[union-attr]
-            state_after=restored.to_dict() if restored else None,
+            state_before=_state_json(memory_state_of(memory)),
+            state_after=_state_json(restored),
         )
         if restored is None:
             if memory is not None:
                 memory.delete()
         else:
-            first_review = min(event.reviewed_at for event in remaining)
-            settings = scheduling_settings_get(learner=learner)
+            first_review = card_logs.exclude(pk=log.pk).order_by("reviewed_at").values_list("reviewed_at", flat=True)[0]
             if memory is not None:
                 memory.first_review = first_review
-            _write_memory(
+            _memory_apply(
                 memory,
                 learner_id=learner.pk,
                 card_id=log.card_id,
                 state=restored,
                 first_review=first_review,
-                settings=settings,
-            )
+                settings=scheduling_settings_get(learner=learner),
+            ).save()
         return ReviewOutcome(log=undo, state=restored, created=True)

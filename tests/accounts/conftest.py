@@ -14,7 +14,7 @@ PASSWORD = "correct horse battery"
 
 @pytest.fixture(autouse=True)
 def own_cache_keys(settings) -> None:
-    """A key prefix of this test's own: counters and locks never leak between tests or test runs.
+    """A key prefix of this test's own: throttle counts never leak between tests or test runs.
 
     The cache may be a Redis shared with other runs, so it is never flushed.
     """

@@ -224,7 +224,7 @@ def test_timed_grading_reports_timing_speedups_and_score():
         grader.close()
     assert result["verdict"] == "accepted", result
     timing = result["timing"]
-    assert set(timing) == {"submission", "naive", "expert", "rewrites_off", "note"}
+    assert set(timing) == {"submission", "naive", "expert", "host", "rewrites_off", "note"}
     assert timing["rewrites_off"] is True
     for figures in (timing["submission"], timing["naive"], timing["expert"]):
         assert figures["measured_epochs"] == 1

@@ -686,8 +686,17 @@ def test_a_late_review_is_recorded_and_the_state_rebuilt(learner, learner_client
     )
     assert memory_state_of(CardMemory.objects.get(learner=learner, card=card)) == expected
     assert response.json()["state"]["reps"] == 3
-    # Append-only: the replay rebuilt the card's state, not the rows already logged.
-    assert list(ReviewLog.objects.order_by("pk").values())[:2] == earlier_rows
+    # No review logged before is lost or changed, except the states of the one now after the late one.
+    rows = list(ReviewLog.objects.order_by("pk").values())
+    assert rows[0] == earlier_rows[0]
+    states = ("state_before", "state_after")
+    assert {k: v for k, v in rows[1].items() if k not in states} == {
+        k: v for k, v in earlier_rows[1].items() if k not in states
+    }
+    # Each review's states are those its place in the history gives: the late one sits in the middle.
+    assert rows[2]["state_before"] == rows[0]["state_after"]
+    assert rows[1]["state_before"] == rows[2]["state_after"]
+    assert rows[1]["state_after"] == expected.to_dict()
     # The last review still decides the due date, but the lapse in between changed the memory.
     assert expected.last_review == datetime.fromisoformat(latest["reviewed_at"])
 
@@ -939,12 +948,14 @@ def test_a_review_and_its_state_are_written_together_or_not_at_all(learner, deck
 
 def test_a_batch_failing_part_way_leaves_nothing(learner, deck_cards):
     now = datetime(2026, 3, 1, 12, tzinfo=UTC)
-    failure = _FailCardMemoryWrite(nth=3)
+    reviews_submit(learner=learner, reviews=_inputs(deck_cards[:2], now - timedelta(days=3)), now=now)
+    snapshot = database_snapshot()
+    # Cards already reviewed and new ones: their memory rows are written apart, and the second write fails.
+    failure = _FailCardMemoryWrite(nth=2)
     with connection.execute_wrapper(failure), pytest.raises(DatabaseError):
         reviews_submit(learner=learner, reviews=_inputs(deck_cards[:5], now - timedelta(days=1)), now=now)
-    assert failure.seen == 3
-    assert not ReviewLog.objects.exists()
-    assert not CardMemory.objects.exists()
+    assert failure.seen == 2
+    assert database_snapshot() == snapshot
 
 
 def test_an_undo_and_its_log_row_are_written_together(learner, deck_cards):

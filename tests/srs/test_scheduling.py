@@ -40,7 +40,7 @@ FUZZ_HISTORIES = 300
 # The learner and card of every history that does not say otherwise: the fuzz seed names both.
 LEARNER_ID = 1
 CARD_ID = 1
-IDS = {"learner_id": LEARNER_ID, "card_id": CARD_ID}
+IDS: dict[str, Any] = {"learner_id": LEARNER_ID, "card_id": CARD_ID}
 
 # A fixed sequence of ratings, each given exactly when the card falls due, and what FSRS-6 (fsrs 6.3.2,
 # default parameters, retention 0.9, steps 1 min / 10 min, relearning 10 min) makes of it. The intervals
@@ -561,7 +561,7 @@ def test_every_preview_is_the_interval_the_review_then_gives():
     rng = random.Random(FUZZ_SEED + 2)  # noqa: S311
     fuzzed = 0
     for _ in range(PREVIEW_CARDS):
-        ids = {"learner_id": rng.randrange(1, 10**6), "card_id": rng.randrange(1, 10**6)}
+        ids: dict[str, Any] = {"learner_id": rng.randrange(1, 10**6), "card_id": rng.randrange(1, 10**6)}
         config = _random_config(rng)
         events = [replace(event, config=config) for event in _random_history(rng)] if rng.random() < 0.9 else []
         last = replay(events, **ids)[-1] if events else None

@@ -12,6 +12,11 @@ SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 Location = tuple[str | int, ...]
 
+# Course files nest a handful of levels. Composing a document recurses once per level (libyaml's
+# composer in C overflows its stack and kills the process at about 100,000), so deeper nesting is
+# refused from the parser's events, which are read without recursion, before anything is composed.
+MAX_NESTING = 64
+
 
 @dataclass(frozen=True, order=True)
 class ContentError:
@@ -84,9 +89,26 @@ def _index_nodes(
             _index_nodes(item, (*location, index), lines, errors)
 
 
+def _too_deep_at(text: str) -> int | None:
+    """The line where the nesting first goes deeper than MAX_NESTING; None when it never does."""
+    depth = 0
+    for event in yaml.parse(text, Loader=SafeLoader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_NESTING:
+                mark = event.start_mark
+                return mark.line + 1 if mark is not None else 1
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+    return None
+
+
 def parse_source(source: ContentSource) -> tuple[ParsedFile | None, list[ContentError]]:
     loader = SafeLoader(source.text)
     try:
+        too_deep = _too_deep_at(source.text)
+        if too_deep is not None:
+            return None, [ContentError(source.name, too_deep, "", f"nested more than {MAX_NESTING} levels deep")]
         node = loader.get_single_node()
         if node is None:
             return None, [ContentError(source.name, None, "", "the file is empty")]

@@ -1,0 +1,36 @@
+"""The admin's sign-in form, held to the same per-account lockout as the API's sign-in."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.admin.forms import AdminAuthenticationForm
+from django.core.exceptions import ValidationError
+
+from apps.accounts.lockout import login_failure_record, login_failures_reset, login_locked_for
+
+
+class LockoutAdminAuthenticationForm(AdminAuthenticationForm):
+    """Failed admin sign-ins count towards the account's lockout, and a locked account cannot sign in here either.
+
+    Without this the admin would be a second door on which passwords could be guessed without limit.
+    """
+
+    def clean(self) -> dict[str, Any]:
+        username = self.cleaned_data.get("username")
+        if not username or not self.cleaned_data.get("password"):
+            return super().clean()
+        wait = login_locked_for(email=username)
+        if wait:
+            raise ValidationError(
+                "Too many failed sign-ins for this account; try again in %(seconds)s seconds.",
+                code="locked_out",
+                params={"seconds": wait},
+            )
+        try:
+            cleaned = super().clean()
+        except ValidationError:
+            login_failure_record(email=username)
+            raise
+        login_failures_reset(email=username)
+        return cleaned

@@ -1,0 +1,304 @@
+"""The production web server (gunicorn with quizsite/gunicorn_conf.py), over raw sockets: slow clients
+do not starve the others, and requests it cannot read are answered in the API's JSON error shape."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.conf import settings
+
+from quizsite import gunicorn_conf
+from quizsite.gunicorn_workers import REQUEST_IDLE_SECONDS
+from tests.conftest import REPO_ROOT
+from tests.exercises.test_celery_grading import worker_database_url
+from tests.processes import free_port, port_open, wait_until
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db]
+
+# The one setting the tests change (with --workers, as a deploy would): the rest is the shipped file.
+WORKERS = 1
+LOGIN = "/api/v1/auth/login/"
+# The server's event loop checks deadlines once a second, and a test machine may be busy.
+DEADLINE_SLACK_SECONDS = 2.5
+
+
+@dataclass
+class Server:
+    port: int
+    log: Path
+
+    def log_tail(self) -> str:
+        return self.log.read_text(errors="replace")[-3000:]
+
+
+@dataclass
+class Answer:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+def _healthz_answers(port: int) -> bool:
+    if not port_open(port):
+        return False
+    try:
+        return exchange(port, get("/healthz"), timeout=5).status == 200
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def server(django_db_setup: None) -> Iterator[Server]:
+    """gunicorn as production starts it, on a free port, against the test database."""
+    port = free_port()
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "quizsite.test_settings", "DATABASE_URL": worker_database_url()}
+    with tempfile.NamedTemporaryFile(prefix="test-gunicorn-", suffix=".log") as log:
+        command = [sys.executable, "-m", "gunicorn", "-c", "quizsite/gunicorn_conf.py"]
+        command += ["--bind", f"127.0.0.1:{port}", "--workers", str(WORKERS)]
+        process = subprocess.Popen(command, cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        running = Server(port=port, log=Path(log.name))
+        try:
+            try:
+                wait_until(lambda: _healthz_answers(port), timeout=60, what="gunicorn answering /healthz")
+            except AssertionError as exc:
+                raise AssertionError(f"{exc}; its log ends:\n{running.log_tail()}") from None
+            yield running
+        finally:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=gunicorn_conf.graceful_timeout + 5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=10)
+
+
+def get(path: str, *, version: str = "1.1") -> bytes:
+    return f"GET {path} HTTP/{version}\r\nHost: localhost\r\nConnection: close\r\n\r\n".encode()
+
+
+def post_head(path: str, length: int, *, content_type: str = "application/json", extra: str = "") -> bytes:
+    return (
+        f"POST {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: {content_type}\r\n"
+        f"Content-Length: {length}\r\n{extra}\r\n"
+    ).encode()
+
+
+def read_answers(sock: socket.socket) -> list[Answer]:
+    """The responses on a connection, read until the server closes it."""
+    data = b""
+    while chunk := sock.recv(65536):
+        data += chunk
+    answers = []
+    while data:
+        head, _, data = data.partition(b"\r\n\r\n")
+        status_line, *lines = head.decode("latin-1").split("\r\n")
+        headers = {name.lower(): value.strip() for name, _, value in (line.partition(":") for line in lines)}
+        if headers.get("transfer-encoding") == "chunked":
+            body, data = dechunk(data)
+        else:
+            length = int(headers.get("content-length", len(data)))
+            body, data = data[:length], data[length:]
+        answers.append(Answer(status=int(status_line.split()[1]), headers=headers, body=body))
+    return answers
+
+
+def dechunk(data: bytes) -> tuple[bytes, bytes]:
+    """A chunked body, and what follows it."""
+    body = b""
+    while True:
+        size_line, _, data = data.partition(b"\r\n")
+        size = int(size_line.split(b";")[0], 16)
+        if size == 0:
+            return body, data.partition(b"\r\n")[2]
+        body, data = body + data[:size], data[size + 2 :]
+
+
+def read_answer(sock: socket.socket) -> Answer:
+    [answer] = read_answers(sock)
+    return answer
+
+
+def exchange(port: int, request: bytes, *, timeout: float = 10.0) -> Answer:
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+        sock.sendall(request)
+        return read_answer(sock)
+
+
+def assert_error_shape(answer: Answer, status: int, code: str) -> None:
+    assert answer.status == status, answer
+    assert answer.headers["content-type"] == "application/json", answer
+    body = answer.json()
+    assert set(body) == {"error"}, body
+    assert body["error"]["code"] == code, body
+    assert isinstance(body["error"]["message"], str) and body["error"]["message"], body
+    assert body["error"]["fields"] == {}, body
+
+
+def test_slow_clients_hold_no_thread_and_are_answered_408(server: Server) -> None:
+    def stalled_after(request: bytes) -> tuple[socket.socket, float]:
+        sock = socket.create_connection(("127.0.0.1", server.port), timeout=REQUEST_IDLE_SECONDS + 10)
+        sock.sendall(request)
+        return sock, time.monotonic()
+
+    # More stalled requests than the server has threads in all: each announces 100 bytes, sends 2.
+    stalled = [stalled_after(post_head(LOGIN, 100) + b'{"') for _ in range(WORKERS * gunicorn_conf.threads + 3)]
+    # One that stops in the middle of its head.
+    stalled.append(stalled_after(b"GET /healthz HTTP/1.1\r\nHost: loc"))
+    # And a second request sent right behind a first, which a thread reads from the socket itself.
+    pipelined = stalled_after(get("/healthz").replace(b"close", b"keep-alive") + post_head(LOGIN, 100) + b'{"')
+    try:
+        started = time.monotonic()
+        answer = exchange(server.port, get("/healthz"), timeout=5)
+        assert time.monotonic() - started < 1.0, server.log_tail()
+        assert answer.status == 200, answer
+
+        for sock, sent_at in stalled:
+            answer = read_answer(sock)  # to the end: the server closed the connection
+            waited = time.monotonic() - sent_at
+            assert_error_shape(answer, 408, "request_timeout")
+            assert REQUEST_IDLE_SECONDS - 0.5 <= waited <= REQUEST_IDLE_SECONDS + DEADLINE_SLACK_SECONDS, waited
+
+        first, second = read_answers(pipelined[0])
+        assert first.status == 200, first
+        assert_error_shape(second, 408, "request_timeout")
+        assert time.monotonic() - pipelined[1] <= REQUEST_IDLE_SECONDS + DEADLINE_SLACK_SECONDS
+    finally:
+        for sock, _ in [*stalled, pipelined]:
+            sock.close()
+
+
+def test_clients_that_keep_their_end_open_do_not_stall_the_server(server: Server) -> None:
+    # gunicorn lingers after a last response until the client closes; done in its event loop, that
+    # wait blocked every other client of the worker for 2 s per connection.
+    lingering = [socket.create_connection(("127.0.0.1", server.port), timeout=5) for _ in range(3)]
+    try:
+        for sock in lingering:
+            sock.sendall(get("/healthz", version="1.0"))
+        for sock in lingering:
+            assert sock.recv(12).endswith(b" 200")
+        started = time.monotonic()
+        assert exchange(server.port, get("/healthz"), timeout=5).status == 200
+        assert time.monotonic() - started < 1.0
+    finally:
+        for sock in lingering:
+            sock.close()
+
+
+def test_a_request_that_arrives_in_pieces_or_awaits_100_continue_is_served(server: Server) -> None:
+    body = b'{"email": "nobody@example.com"}'
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        sock.sendall(post_head(LOGIN, len(body))[:30])
+        time.sleep(0.3)
+        sock.sendall(post_head(LOGIN, len(body))[30:] + body[:5])
+        time.sleep(0.3)
+        sock.sendall(body[5:])
+        # The login refuses it for the missing password: the view read the whole body.
+        answer = read_answer(sock)
+    assert answer.status == 400 and "password" in answer.json()["error"]["fields"], answer
+
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        sock.sendall(post_head(LOGIN, len(body), extra="Expect: 100-continue\r\n"))
+        assert sock.recv(64) == b"HTTP/1.1 100 Continue\r\n\r\n"
+        sock.sendall(body)
+        answer = read_answer(sock)
+    assert answer.status == 400 and "password" in answer.json()["error"]["fields"], answer
+
+
+@pytest.mark.parametrize(
+    ("request_bytes", "status", "code"),
+    [
+        pytest.param(b"GARBAGE\r\n\r\n", 400, "bad_request", id="bad request line"),
+        pytest.param(b"GET /healthz HTTP/1.1\nHost: localhost\n\n", 400, "bad_request", id="bare line feeds"),
+        pytest.param(
+            b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Big: " + b"a" * 9000 + b"\r\n\r\n",
+            431,
+            "headers_too_large",
+            id="oversized header",
+        ),
+        pytest.param(
+            b"GET /healthz HTTP/1.1\r\n" + b"".join(b"X-H%d: 1\r\n" % n for n in range(40)) + b"\r\n",
+            431,
+            "headers_too_large",
+            id="too many headers",
+        ),
+        pytest.param(b"GET /" + b"a" * 5000 + b" HTTP/1.1\r\n\r\n", 414, "uri_too_long", id="request line too long"),
+        pytest.param(
+            b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nBad Header: x\r\n\r\n", 400, "bad_request", id="bad header"
+        ),
+        pytest.param(
+            post_head(LOGIN, 0).replace(b": 0", b": abc") + b"{}", 400, "bad_request", id="bad Content-Length"
+        ),
+        pytest.param(
+            post_head(LOGIN, 2, extra="Content-Length: 3\r\n") + b"{} ", 400, "bad_request", id="two Content-Lengths"
+        ),
+        pytest.param(
+            b"POST /api/v1/auth/login/ HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n",
+            400,
+            "bad_request",
+            id="chunked garbage",
+        ),
+        pytest.param(
+            b"POST /api/v1/auth/login/ HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: foo, chunked\r\n\r\n",
+            501,
+            "not_implemented",
+            id="unsupported transfer coding",
+        ),
+    ],
+)
+def test_requests_gunicorn_cannot_read_are_answered_in_the_error_shape(
+    server: Server, request_bytes: bytes, status: int, code: str
+) -> None:
+    assert_error_shape(exchange(server.port, request_bytes), status, code)
+
+
+def _nested(opening: bytes, closing: bytes, depth: int) -> bytes:
+    return opening * depth + b"1" + closing * depth
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type", "status", "code"),
+    [
+        pytest.param(
+            b"[" * 100_000 + b"]" * 100_000, "application/json", 400, "malformed_json", id="arrays 100,000 deep"
+        ),
+        # As deep as objects go under the body limit (6 bytes a level): refused for its depth.
+        pytest.param(
+            _nested(b'{"a":', b"}", 40_000), "application/json", 400, "malformed_json", id="objects 40,000 deep"
+        ),
+        # Objects 100,000 deep are larger than the body limit: refused for their size, unread.
+        pytest.param(_nested(b'{"a":', b"}", 100_000), "application/json", 413, "too_large", id="objects 100,000 deep"),
+        # The API parses JSON only; Django's form parser, which the admin uses, does not nest.
+        pytest.param(
+            b"a" + b"[a]" * 50_000 + b"=1",
+            "application/x-www-form-urlencoded",
+            415,
+            "unsupported_media_type",
+            id="form",
+        ),
+    ],
+)
+def test_deeply_nested_bodies_are_refused_in_the_error_shape(
+    server: Server, body: bytes, content_type: str, status: int, code: str
+) -> None:
+    request = post_head(LOGIN, len(body), content_type=content_type) + body
+    if len(body) > settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
+        # Refused on its Content-Length alone: the server closes without reading the rest, and a
+        # client still sending it would have its connection reset.
+        request = request[: 64 * 1024]
+    assert_error_shape(exchange(server.port, request), status, code)
