@@ -32,7 +32,7 @@ django.setup()
 from django.db import connection  # noqa: E402
 from django.test.utils import CaptureQueriesContext, setup_databases, teardown_databases  # noqa: E402
 
-from bench.stack import free_port, gunicorn_describe, gunicorn_start, gunicorn_stop, gunicorn_wait  # noqa: E402
+from bench.stack import children, free_port, gunicorn_describe, gunicorn_start, gunicorn_stop, gunicorn_wait  # noqa: E402
 
 # Total CardMemory rows at each measurement.
 SIZES = (10_000, 100_000, 1_000_000)
@@ -455,20 +455,16 @@ def http_phase(*, port: int, tokens: list[str], request_for: RequestFor, seconds
 
 def children_cpu_seconds(parent: int) -> float:
     """User plus system CPU time of the live children of `parent` (gunicorn's workers), from /proc."""
-    ticks = os.sysconf("SC_CLK_TCK")
     total = 0
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
+    for pid in children(parent):
         try:
-            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as stat_file:
+            with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat_file:
                 stat = stat_file.read()
         except OSError:
             continue
-        fields = stat[stat.rindex(")") + 2 :].split()  # from field 3 (state) on; ppid, utime, stime follow
-        if int(fields[1]) == parent:
-            total += int(fields[11]) + int(fields[12])
-    return total / ticks
+        fields = stat[stat.rindex(")") + 2 :].split()  # from field 3 (state) on: utime and stime are 12 and 13
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def throughput_measure(world: World) -> tuple[HttpFigures, HttpFigures]:
