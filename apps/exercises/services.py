@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import os
 import socket
-import threading
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,6 +18,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from apps.common.errors import DomainError, IdempotencyKeyReused, RequestTooLarge, RetryLater
+from apps.common.periodic import PeriodicThread
 from apps.content.selectors import exercise_get
 from apps.exercises.grading import exercise_job, grader_get
 from apps.exercises.models import FINISHED, IN_PROGRESS, Submission, SubmissionStatus
@@ -171,7 +171,7 @@ def submission_grade(*, submission_id: int, grader: Grader | None = None, worker
         return claimed
     submission, attempt = claimed
     grader = grader or grader_get()
-    beat = _Heartbeat(submission_id, attempt)
+    beat = _heartbeat(submission_id, attempt)
     beat.start()
     try:
         result = grader.grade(
@@ -273,32 +273,19 @@ def _finish(submission_id: int, attempt: int, *, status: str, **fields: Any) -> 
     return updated == 1
 
 
-class _Heartbeat:
+def _heartbeat(submission_id: int, attempt: int) -> PeriodicThread:
     """Marks the submission alive every few seconds while a grading runs, whatever it is doing."""
 
-    def __init__(self, submission_id: int, attempt: int) -> None:
-        self.submission_id = submission_id
-        self.attempt = attempt
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"heartbeat-{submission_id}", daemon=True)
+    def mark_alive() -> None:
+        Submission.objects.filter(pk=submission_id, attempts=attempt, status__in=IN_PROGRESS).update(
+            heartbeat_at=timezone.now()
+        )
 
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=10)
-
-    def _run(self) -> None:
-        try:
-            while not self._stop.wait(settings.SUBMISSION_STALE_SECONDS / HEARTBEATS_PER_STALE_LIMIT):
-                Submission.objects.filter(pk=self.submission_id, attempts=self.attempt, status__in=IN_PROGRESS).update(
-                    heartbeat_at=timezone.now()
-                )
-        except Exception:
-            logger.exception("Heartbeat of submission %s failed", self.submission_id)
-        finally:
-            connection.close()
+    return PeriodicThread(
+        mark_alive,
+        interval=settings.SUBMISSION_STALE_SECONDS / HEARTBEATS_PER_STALE_LIMIT,
+        name=f"heartbeat-{submission_id}",
+    )
 
 
 def submissions_reap() -> dict[str, int] | None:
