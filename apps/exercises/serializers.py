@@ -45,18 +45,47 @@ class PipelineTimingOutput(serializers.Serializer):
     epoch_spread = serializers.FloatField(help_text="(slowest - fastest) / median of the measured epochs.")
 
 
+class TimingHostOutput(serializers.Serializer):
+    exclusive = serializers.BooleanField(
+        help_text="The timing phase held the host's timing lock: no other grading timed on this host meanwhile."
+    )
+    lock_wait_seconds = serializers.FloatField(help_text="How long the grading waited for the lock.")
+    timing_cpus = serializers.ListField(
+        child=serializers.IntegerField(), allow_null=True, help_text="The CPUs timed runs were pinned to; null: none."
+    )
+    cpus = serializers.IntegerField(help_text="How many CPUs the timed runs could use.")
+    max_busy_fraction = serializers.FloatField(help_text="A round with more load than this from others is timed again.")
+    rounds_timed = serializers.IntegerField()
+    retimed = serializers.IntegerField(help_text="Rounds timed again because the host was busy.")
+    disturbed = serializers.BooleanField(help_text="Even the rounds used were above max_busy_fraction.")
+    busy_fraction = serializers.FloatField(help_text="The highest load from others in the rounds used.")
+    loadavg = serializers.ListField(child=serializers.FloatField(), help_text="1, 5 and 15 minute load averages.")
+    rounds = serializers.ListField(
+        child=serializers.DictField(),
+        help_text="Each round timed: order, epoch_seconds and load per pipeline, busy_fraction, disturbed, used.",
+    )
+
+
 class TimingOutput(serializers.Serializer):
     submission = PipelineTimingOutput()
     naive = PipelineTimingOutput()
     expert = PipelineTimingOutput()
+    host = TimingHostOutput(required=False, help_text="The load seen while timing; absent from older results.")
     rewrites_off = serializers.BooleanField()
     note = serializers.CharField()
 
 
 class SpeedupOutput(serializers.Serializer):
-    vs_naive = serializers.FloatField()
+    vs_naive = serializers.FloatField(help_text="Median over the rounds used of each round's own ratio.")
     vs_expert = serializers.FloatField()
     expert_vs_naive = serializers.FloatField()
+    spread = serializers.FloatField(
+        required=False, help_text="(highest - lowest) / median of the rounds' vs_naive ratios."
+    )
+    rounds = serializers.IntegerField(required=False, help_text="Rounds the ratios were taken from.")
+    tolerance = serializers.FloatField(
+        required=False, help_text="Relative noise within which a speed counts as the expert reference's."
+    )
 
 
 class ScoreOutput(serializers.Serializer):

@@ -4,6 +4,8 @@ verdict and a message a learner can act on."""
 from __future__ import annotations
 
 import pytest
+from drf_spectacular.generators import SchemaGenerator
+from openapi_schema_validator import OAS31Validator
 
 from tests.exercises.conftest import (
     CACHE,
@@ -238,6 +240,10 @@ def test_timed_grading_reports_timing_speedups_and_score():
         timing["naive"]["epoch_seconds"] / timing["submission"]["epoch_seconds"], rel=0.01
     )
     assert result["score"]["speed_timed"] is True
+    # What a client is promised: the result as stored is what the OpenAPI schema describes.
+    schema = SchemaGenerator().get_schema(public=True)
+    validator = OAS31Validator({"$ref": "#/components/schemas/GradingResultOutput", "components": schema["components"]})
+    assert [error.message for error in validator.iter_errors(result)] == []
     assert result["score"]["total"] == result["score"]["correctness"] + result["score"]["speed"]
     assert phases[0][0] == "checking" and "timing" in {phase for phase, _ in phases}
 
