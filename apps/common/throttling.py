@@ -12,6 +12,7 @@ cache must not stop learners from studying, and the database still enforces ever
 from __future__ import annotations
 
 import logging
+import time
 from typing import TYPE_CHECKING, Any
 
 from django.core.cache import DEFAULT_CACHE_ALIAS, caches
@@ -26,6 +27,24 @@ if TYPE_CHECKING:
     from rest_framework.views import APIView
 
 logger = logging.getLogger(__name__)
+
+# During a cache outage every request would log the same traceback; once a minute per process says it.
+_OUTAGE_LOG_SECONDS = 60.0
+_outage_logged_at: float | None = None
+
+
+def _outage_log(scope: str) -> None:
+    global _outage_logged_at
+    now = time.monotonic()
+    if _outage_logged_at is not None and now - _outage_logged_at < _OUTAGE_LOG_SECONDS:
+        return
+    _outage_logged_at = now
+    logger.warning(
+        "Throttle %s could not use the cache; requests are let through (logged once a minute while it lasts).",
+        scope,
+        exc_info=True,
+    )
+
 
 # Every throttle's history key starts so (DRF's own cache_format, also used by its ScopedRateThrottle).
 THROTTLE_KEY_PATTERN = "throttle_*"
@@ -69,7 +88,7 @@ class _RateThrottle(SimpleRateThrottle):
         try:
             return bool(super().allow_request(request, view))
         except Exception:
-            logger.warning("Throttle %s could not use the cache; the request is let through.", scope, exc_info=True)
+            _outage_log(scope)
             return True
 
     def wait(self) -> float | None:
