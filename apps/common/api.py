@@ -22,8 +22,9 @@ class HealthView(APIView):
     @extend_schema(
         summary="Health of the database, cache, broker and workers",
         description=(
-            "Each component with `ok` and a `detail`, each checked within about a second. 503 (`unavailable`) "
-            "only when the database is down, as nothing can be served then; 200 otherwise, with `degraded` "
+            "Each component with `ok` and a `detail`; the database is given up after 2 s, the others after "
+            "about a second. 503 (`unavailable`) only when the database is down, as nothing can be served "
+            "then; 200 otherwise, with `degraded` "
             "when the cache, the broker or the workers are down (the API still serves everything, but "
             "requests are not throttled or submissions wait to be graded)."
         ),

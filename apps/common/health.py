@@ -24,6 +24,9 @@ WORKER_STALE_AFTER_SECONDS = 150
 # about a component that hangs instead of timing out itself. The cache client has its own, shorter
 # bounds (CACHES in settings); the broker's connection gets these.
 CHECK_SECONDS = 1.0
+# The database's answer alone decides 503, which takes the web tier out of the load balancer: a database
+# slowed by load (a new connection under a saturated CPU) must not be mistaken for a dead one.
+DATABASE_CHECK_SECONDS = 2.0
 _BROKER_SOCKET_SECONDS = CHECK_SECONDS / 2
 
 HealthStatus = Literal["ok", "degraded", "unavailable"]
@@ -67,7 +70,7 @@ def _database_check() -> ComponentHealth:
     return ComponentHealth(ok=True, detail=connection.vendor)
 
 
-def database_health(*, timeout: float = CHECK_SECONDS) -> ComponentHealth:
+def database_health(*, timeout: float = DATABASE_CHECK_SECONDS) -> ComponentHealth:
     """SELECT 1 on a connection of its own, given up after `timeout` seconds.
 
     The database driver's own connect timeout cannot be made this short (libpq's is at least 2 s, and
