@@ -1,4 +1,4 @@
-"""Course-file loading at scale: first load, no-op reload and one-card edit, with a deck API read.
+"""Course-file loading at scale: first load, no-op reload, one-card edit and insert, with a deck API read.
 
 Run: DATABASE_URL=postgres://postgres@127.0.0.1:5432/quizsite_bench python -m bench.load_decks [CARDS]
 It creates (and afterwards drops) a test database, so it never touches real data.
@@ -53,6 +53,11 @@ def main(cards: int) -> None:
         deck["cards"][cards // 2]["definition"] = "edited"
         write_course(Path(folder), document)
         timed_load("reload, one card edit")
+        # Every card after it moves down one place: renumbered, not reported as changed.
+        deck["cards"].insert(cards // 2, {"slug": "inserted", "term": "inserted", "definition": "new"})
+        document["concepts"][0]["cards"].append("basics/inserted")
+        write_course(Path(folder), document)
+        timed_load("one card inserted")
 
     user = get_user_model().objects.create_user(username="bench", password="bench-password-1")
     client = APIClient()

@@ -67,6 +67,8 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_celery_beat",
+    # Drag-and-drop ordering in the content admin (its templates and static files).
+    "adminsortable2",
     "apps.common",
     "apps.accounts",
     "apps.content",
@@ -76,6 +78,7 @@ INSTALLED_APPS = [
     "apps.quizzes",
     "apps.explore",
     "apps.reminders",
+    "apps.interchange",
 ]
 
 MIDDLEWARE = [
@@ -175,6 +178,13 @@ STORAGES = {
         else "django.contrib.staticfiles.storage.StaticFilesStorage"
     },
 }
+
+# Uploaded and imported files (card images and sounds), served by apps.interchange with immutable caching.
+MEDIA_URL = "/media/"
+MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", VAR_DIR / "media"))
+# Largest Anki package or CSV/TSV file the admin's import page accepts (the reader's own limit is the same
+# 200 MiB by default: a shared deck with thousands of images stays well under it).
+ANKI_PACKAGE_MAX_BYTES = int(os.environ.get("ANKI_PACKAGE_MAX_BYTES") or 200 * 1024 * 1024)
 
 # WhiteNoise keeps its own table of media types, which lacks glTF: without these, models go out as
 # application/octet-stream and browsers' 3D loaders cannot tell the format.
@@ -365,6 +375,11 @@ GRADING_PUBLISH_TIMEOUT_SECONDS = float(os.environ.get("GRADING_PUBLISH_TIMEOUT_
 # that comes back after it was graded finds it finished. The filesystem broker has no such timeout.
 GRADING_REDELIVERY_SECONDS = GRADER_TASK_HARD_SECONDS + 60
 CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] = GRADING_REDELIVERY_SECONDS
+CELERY_BEAT_SCHEDULE["anki-history-resume"] = {
+    "task": "apps.srs.tasks.anki_history_imports_resume",
+    "schedule": 60.0,
+    "options": {"queue": "default", "expire_seconds": 55},
+}
 CELERY_BEAT_SCHEDULE["submissions-reap"] = {
     "task": "apps.exercises.tasks.submissions_reap",
     "schedule": SUBMISSION_REAP_SECONDS,
@@ -385,6 +400,10 @@ LOGGING = {
 # than this for its turn, or for a row lock, is refused with 409 sync_in_progress and Retry-After.
 # A 1,000-review batch takes well under this, so only a pile-up of uploads is refused.
 REVIEW_SYNC_LOCK_WAIT_SECONDS = float(os.environ.get("REVIEW_SYNC_LOCK_WAIT_SECONDS") or "10")
+# Largest Anki package whose review history a learner may upload (POST /anki-history/); it is kept in
+# the database until its import finishes. A deck exported with its scheduling is a few MiB; media make
+# up the rest of a larger file, and the history does not need them.
+ANKI_HISTORY_MAX_BYTES = int(os.environ.get("ANKI_HISTORY_MAX_BYTES") or 64 * 1024 * 1024)
 
 # --- Games: Match the Pairs ------------------------------------------------------------------------
 # Seconds added to a board's score for each wrong attempt.
@@ -461,4 +480,7 @@ REST_FRAMEWORK["NUM_PROXIES"] = int(os.environ.get("NUM_PROXIES") or "0")
 # RequestBodyLimitMiddleware). A batch of 1,000 reviews takes at most 180 KB of JSON (220 KB
 # indented), and a submission's 64 KiB of code at most 192 KiB once escaped (non-ASCII as \uXXXX).
 DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("DATA_UPLOAD_MAX_MEMORY_SIZE") or 256 * 1024)
+# API paths that take a file, each with its own body limit instead: the file's limit and room for the
+# multipart envelope around it.
+API_UPLOAD_BODY_LIMITS = {"/api/v1/anki-history/": ANKI_HISTORY_MAX_BYTES + 64 * 1024}
 MIDDLEWARE.insert(0, "apps.common.middleware.RequestBodyLimitMiddleware")

@@ -1,5 +1,6 @@
 """Root URL routes: the admin, the versioned API, its schema and docs, and the health check."""
 
+from django.conf import settings
 from django.contrib import admin
 from django.urls import URLPattern, URLResolver, include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
@@ -26,6 +27,7 @@ urlpatterns = [
     path("api/v1/", include(api_v1)),
     re_path(r"^api/.*$", not_found_view),
     path("healthz", HealthView.as_view(), name="healthz"),
+    path(settings.MEDIA_URL.strip("/") + "/", include("apps.interchange.urls")),
     path("", include("apps.reminders.urls")),
 ]
 

@@ -91,14 +91,14 @@ class RequestBodyLimitMiddleware:
     for JSON bodies. A body declared by Content-Length is refused on the header alone; a chunked one
     is read up to the limit, refused past it, and otherwise handed on with its length set, so the
     parsers see it like any other. Pages outside the API (the admin's course import takes files of
-    several MiB) keep Django's own limits.
+    several MiB) keep Django's own limits; API paths that take a file have theirs in API_UPLOAD_BODY_LIMITS.
     """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        limit: int | None = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        limit: int | None = settings.API_UPLOAD_BODY_LIMITS.get(request.path, settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
         if limit is None or not request.path.startswith(API_PREFIX):
             return self.get_response(request)
         declared = request.META.get("CONTENT_LENGTH") or ""

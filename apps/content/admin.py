@@ -2,22 +2,38 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from typing import Any
 
+from adminsortable2.admin import (
+    CustomInlineFormSet,
+    SortableAdminBase,
+    SortableAdminMixin,
+    SortableStackedInline,
+    SortableTabularInline,
+)
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.options import InlineModelAdmin
+from django.contrib.admin.utils import model_ngettext
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.files.uploadedfile import UploadedFile
-from django.db import models
-from django.db.models import QuerySet
-from django.forms.models import BaseModelFormSet
-from django.http import HttpRequest, HttpResponse
+from django.db import models, transaction
+from django.db.models import Max, QuerySet
+from django.forms.models import BaseInlineFormSet
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect
 from django.template.defaultfilters import filesizeformat
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path
+from django.utils.html import format_html
 from django.utils.text import Truncator
 
+from apps.common.errors import DomainError, error_response
+from apps.content import admin_views, previews
+from apps.content.admin_forms import CardAdminForm, CardConceptsFormSetMixin, LessonBlockAdminForm
+from apps.content.admin_rules import CourseRulesAdmin
 from apps.content.content_files.load import LoadReport, content_sources_load
 from apps.content.content_files.source import ContentError, ContentFilesInvalid, ContentSource
 from apps.content.models import (
@@ -38,7 +54,14 @@ from apps.content.models import (
     Quiz,
     QuizQuestion,
 )
-from apps.content.services import content_archived_set
+from apps.content.services import (
+    content_archived_set,
+    positioned_delete,
+    positioned_save,
+    positions_permute,
+)
+from apps.interchange.admin_views import deck_import_view
+from apps.interchange.anki_export_admin import anki_package_export
 
 # The largest course file in decks/ is well under 1 MB; 5 MB leaves room to grow while keeping a
 # mistaken upload (a dataset, a model file) from being parsed in the web process.
@@ -58,59 +81,241 @@ def _excerpt(text: str, words: int = 12) -> str:
 
 # --- Shared behaviour --------------------------------------------------------------------------
 
+POSITION = "position"
+ADMIN_CSS = "admin/content/admin.css"
+SORTABLE_ROWS_JS = "admin/content/sortable_rows.js"
 
-class PositionChangeListFormSet(BaseModelFormSet):
-    """Changelist rows with an editable position, checked against (parent, position) before saving.
 
-    The changelist form holds only the list_editable fields, so Django's own constraint check skips
-    the (parent, position) constraint and a taken position would reach the database as an
-    IntegrityError. Rows save one by one, so a position is accepted only if no other row holds it
-    now: swapping two rows takes two saves, through a free position.
+class ArchivedStatusFilter(admin.SimpleListFilter):
+    """Live rows unless asked otherwise: archived ones are hidden from the default list, not from the actions.
+
+    The actions run on the list as filtered, so "Archived" and "All" keep archived rows restorable.
     """
 
-    position_parent = ""
+    title = "status"
+    parameter_name = "status"
+    LIVE, ARCHIVED, ALL = "live", "archived", "all"
 
-    def clean(self) -> None:
-        super().clean()
-        if any(self.errors) or not self.position_parent:
-            return
-        parent_column = f"{self.position_parent}_id"
-        assert self.model is not None  # noqa: S101 - a model formset always has its model
-        claimed: set[tuple[Any, int]] = set()
-        for form in self.forms:
-            if "position" not in form.changed_data:
-                continue
-            parent_id, position = getattr(form.instance, parent_column), form.instance.position
-            if (parent_id, position) in claimed:
-                form.add_error("position", f"Position {position} is given to two rows with the same parent.")
-                continue
-            claimed.add((parent_id, position))
-            holder = (
-                self.model._default_manager.filter(**{parent_column: parent_id, "position": position})
-                .exclude(pk=form.instance.pk)
-                .first()
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
+        return [(self.LIVE, "Live"), (self.ARCHIVED, "Archived"), (self.ALL, "All")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        if self.value() == self.ALL:
+            return queryset
+        return queryset.filter(archived=self.value() == self.ARCHIVED)
+
+    def choices(self, changelist: Any) -> Iterator[Any]:
+        # Django's own "All" choice stands for "no parameter", which here means Live.
+        counts = self.get_facet_queryset(changelist) if changelist.add_facets else None
+        chosen = self.value() if self.value() in (self.ARCHIVED, self.ALL) else self.LIVE
+        for index, (lookup, title) in enumerate(self.lookup_choices):
+            if counts is not None:
+                title = f"{title} ({counts.get(f'{index}__c', '-')})"
+            yield {
+                "selected": chosen == lookup,
+                "query_string": changelist.get_query_string(remove=[self.parameter_name])
+                if lookup == self.LIVE
+                else changelist.get_query_string({self.parameter_name: lookup}),
+                "display": title,
+            }
+
+
+def archived_marker_html(obj: models.Model | None) -> str:
+    """An "Archived" badge on archived rows and nothing on live ones; admin.css greys the row around it."""
+    if obj is None or not getattr(obj, "archived", False):
+        return ""
+    return format_html('<span class="archived-marker">{}</span>', "Archived")
+
+
+class PositionsFromOrderForm(forms.ModelForm):
+    """An inline row whose position is its place in the dragged order, not a value held against stored rows.
+
+    The formset renumbers every row when it saves, so the (parent, position) constraint is left to
+    that step: checked here, a swap would be refused because the other row still holds the place.
+    """
+
+    def _get_validation_exclusions(self) -> set[str]:
+        # The one place Django asks which fields to leave out of model and constraint checks.
+        exclusions: set[str] = super()._get_validation_exclusions()  # type: ignore[misc]
+        exclusions.add(POSITION)
+        return exclusions
+
+
+class PositionedInlineFormSet(CustomInlineFormSet):
+    """Inline rows saved in the order they were dragged to, renumbered 0..n-1 in the same transaction.
+
+    The drag-and-drop script writes each row's place into its hidden position input; a row never
+    dragged keeps its stored position, and a new row without a place goes last. Rows are first saved
+    in their stored places (new ones after the last), then renumbered together, so a swap, a move or
+    an insertion takes one save and never meets the unique (parent, position) constraint halfway.
+
+    `position_scope` is the lookup of the rows that share one run of positions: the parent, or further
+    up for rows numbered across it (a course numbers its concepts' links together).
+    """
+
+    position_scope = ""
+
+    def save(self, commit: bool = True) -> list[Any]:
+        if not commit:
+            return super().save(commit=False)
+        if not self.has_changed():
+            # Nothing edited, added or dragged: renumbering would rewrite rows numbered another way (a course's links).
+            self.new_objects: list[Any] = []
+            self.changed_objects: list[tuple[Any, list[str]]] = []
+            self.deleted_objects: list[Any] = []
+            return []
+        with transaction.atomic():
+            in_order = self._forms_in_dropped_order()
+            for form in self.initial_forms:
+                if form.instance.pk is not None and POSITION in form.initial:
+                    setattr(form.instance, POSITION, form.initial[POSITION])
+            saved: list[Any] = super().save(commit=True)
+            positions_permute(
+                model=self.model,
+                parent_field=self.position_scope or self.fk.name,
+                parent_id=self._scope_id(),
+                ordered_ids=[form.instance.pk for form in in_order if form.instance.pk is not None],
             )
-            if holder is not None:
-                form.add_error("position", f"Position {position} is held by “{holder}”; move that one first.")
+        return saved
+
+    def _scope_id(self) -> Any:
+        # The scope's path runs through the parent: "source__course" is the concept's course.
+        holder: Any = self.instance
+        *hops, last = (self.position_scope or self.fk.name).split("__")[1:] or [""]
+        for hop in hops:
+            holder = getattr(holder, hop)
+        return getattr(holder, f"{last}_id") if last else holder.pk
+
+    def save_new(self, form: forms.ModelForm, commit: bool = True) -> Any:
+        # Parked after the last row; positions_permute then moves it to where it was dropped.
+        scope = {self.position_scope or self.fk.name: self._scope_id()}
+        last = self.model._default_manager.filter(**scope).aggregate(last=Max(POSITION))
+        setattr(form.instance, POSITION, (last["last"] + 1) if last["last"] is not None else 0)
+        # The library's save_new would number a dropped row by its place, which another row may still hold.
+        return BaseInlineFormSet.save_new(self, form, commit)
+
+    def _forms_in_dropped_order(self) -> list[forms.ModelForm]:
+        kept = [
+            (index, form)
+            for index, form in enumerate(self.forms)
+            if not (self.can_delete and self._should_delete_form(form))
+        ]
+
+        def place(item: tuple[int, forms.ModelForm]) -> tuple[bool, int, int]:
+            index, form = item
+            dropped = getattr(form, "cleaned_data", {}).get(POSITION)
+            return (dropped is None, dropped or 0, index)
+
+        return [form for _, form in sorted(kept, key=place)]
 
 
-class PositionedAdmin(admin.ModelAdmin):
-    """Rows ordered by an explicit position that is unique within `position_parent`."""
+class PositionedInlineMixin(InlineModelAdmin):
+    """Inline rows reordered by drag and drop (django-admin-sortable2) and renumbered densely on save."""
 
-    position_parent = ""
+    formset = PositionedInlineFormSet
+    ordering = (POSITION,)
+    # See PositionedInlineFormSet; empty for the parent itself.
+    position_scope = ""
 
-    def get_changelist_formset(self, request: HttpRequest, **kwargs: Any) -> type[BaseModelFormSet]:
-        formset: type[BaseModelFormSet] = super().get_changelist_formset(
-            request, formset=PositionChangeListFormSet, **kwargs
-        )
-        formset.position_parent = self.position_parent  # type: ignore[attr-defined]
+    def get_formset(self, request: HttpRequest, obj: models.Model | None = None, **kwargs: Any) -> Any:
+        # Wrapping whatever form the inline has, so its own validation and fields stay as they are.
+        form = type(f"Positioned{self.form.__name__}", (PositionsFromOrderForm, self.form), {})
+        formset = super().get_formset(request, obj, **{"form": form, **kwargs})
+        formset.position_scope = self.position_scope  # type: ignore[attr-defined]  # a PositionedInlineFormSet
         return formset
 
 
-class ArchivableAdmin(PositionedAdmin):
-    """Content learners may have history on: archived and restored, never deleted."""
+class PositionedTabularInline(PositionedInlineMixin, SortableTabularInline):
+    extra = 0
+
+
+class PositionedStackedInline(PositionedInlineMixin, SortableStackedInline):
+    extra = 0
+
+
+class ContentAdmin(SortableAdminBase, admin.ModelAdmin):
+    """Every content page: the admin's stylesheet and script, and room for drag-and-drop inlines."""
+
+    class Media:
+        css = {"all": (ADMIN_CSS,)}
+        js = (SORTABLE_ROWS_JS,)
+
+
+class PositionedAdmin(SortableAdminMixin, ContentAdmin):
+    """Rows ordered by a position that is unique within `position_parent`, reordered by drag and drop.
+
+    The list can be dragged once it is filtered to one parent, where it is ordered by position alone;
+    a drag sends the dragged rows' new order, which they take among the places they held (rows hidden
+    by the list's filters keep theirs). A row added on its own page, or moved to another parent there,
+    goes after that parent's last row.
+    """
+
+    position_parent = ""
+    ordering = (POSITION,)
+
+    @property
+    def parent_filter_key(self) -> str:
+        # The query parameter of the parent's list filter (RelatedFieldListFilter: <field>__<pk>__exact).
+        return f"{self.position_parent}__id__exact"
+
+    def get_ordering(self, request: HttpRequest) -> tuple[str, ...]:
+        if self.parent_filter_key in request.GET:
+            return (POSITION,)
+        return (self.position_parent, POSITION)
+
+    def get_list_display(self, request: HttpRequest) -> list[Any]:
+        # The drag handle first, where list users look for it.
+        columns = [column for column in super().get_list_display(request) if column != "_reorder_"]
+        return ["_reorder_", *columns]
+
+    def get_actions(self, request: HttpRequest) -> dict[str, Any]:
+        # Skips the library's "move to page" actions: they renumber across parents. Reorder by dragging.
+        return super(SortableAdminMixin, self).get_actions(request)
+
+    def save_model(self, request: HttpRequest, obj: Any, form: forms.ModelForm, change: bool) -> None:
+        positioned_save(obj=obj, parent_field=self.position_parent)
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        positioned_delete(rows=type(obj)._default_manager.filter(pk=obj.pk), parent_field=self.position_parent)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        positioned_delete(rows=queryset, parent_field=self.position_parent)
+
+    def update_order(self, request: HttpRequest) -> HttpResponse:
+        """The list's drag-and-drop endpoint: {"updatedItems": [[id, order], ...]} for the rows that moved."""
+        if request.method != "POST":
+            return error_response(405, "method_not_allowed", "Send the new order with POST.")
+        if not self.has_change_permission(request):
+            return error_response(403, "permission_denied", f"You may not reorder {self.opts.verbose_name_plural}.")
+        try:
+            items = json.loads(request.body)["updatedItems"]
+            ordered_ids = [pk for pk, _ in sorted(items, key=lambda item: int(item[1]))]
+        except (ValueError, KeyError, TypeError, IndexError):
+            return error_response(400, "malformed_json", 'Expected {"updatedItems": [[id, order], ...]}.')
+        try:
+            moved = positions_permute(model=self.model, parent_field=self.position_parent, ordered_ids=ordered_ids)
+        except DomainError as exc:
+            return error_response(exc.status_code, exc.code, exc.message)
+        return JsonResponse({"moved": moved})
+
+
+class ArchivableAdmin(ContentAdmin):
+    """Content learners may have history on: archived and restored, never deleted.
+
+    Archived rows are marked and greyed, and the list shows live rows unless its status filter says
+    otherwise.
+    """
 
     actions = ["archive_selected", "restore_selected"]
+
+    def get_list_display(self, request: HttpRequest) -> list[Any]:
+        columns = list(super().get_list_display(request))
+        # Just after the linked first column, where the eye lands on a row.
+        return [*columns[:1], "archived_marker", *columns[1:]]
+
+    @admin.display(description="status", ordering="archived", empty_value="")
+    def archived_marker(self, obj: models.Model) -> str:
+        return archived_marker_html(obj)
 
     def has_delete_permission(self, request: HttpRequest, obj: models.Model | None = None) -> bool:
         return False
@@ -132,15 +337,30 @@ class ArchivableAdmin(PositionedAdmin):
     def _set_archived(self, request: HttpRequest, queryset: QuerySet[Any], *, archived: bool) -> None:
         count = content_archived_set(items=queryset, archived=archived)
         verb = "Archived" if archived else "Restored"
-        self.message_user(request, f"{verb} {count} {self.opts.verbose_name_plural}.", messages.SUCCESS)
+        self.message_user(request, f"{verb} {count} {model_ngettext(self.opts, count)}.", messages.SUCCESS)
 
 
-class ArchivableTabularInline(admin.TabularInline):
+class PositionedArchivableAdmin(PositionedAdmin, ArchivableAdmin):
+    """Archivable content in a parent's order."""
+
+
+class ArchivableTabularInline(PositionedTabularInline):
     """An inline of archivable rows: editable and addable, but archived rather than deleted."""
 
-    extra = 0
     show_change_link = True
     formfield_overrides = COMPACT_TEXT
+
+    def get_fields(self, request: HttpRequest, obj: models.Model | None = None) -> list[Any]:
+        fields = [field for field in super().get_fields(request, obj) if field != "archived_marker"]
+        at = fields.index("archived") if "archived" in fields else len(fields)
+        return [*fields[:at], "archived_marker", *fields[at:]]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: models.Model | None = None) -> list[Any]:
+        return [*super().get_readonly_fields(request, obj), "archived_marker"]
+
+    @admin.display(description="status", empty_value="")
+    def archived_marker(self, obj: models.Model) -> str:
+        return archived_marker_html(obj)
 
     def has_delete_permission(self, request: HttpRequest, obj: models.Model | None = None) -> bool:
         return False
@@ -163,7 +383,7 @@ class LessonInline(ArchivableTabularInline):
     ordering = ("position",)
 
 
-class LessonSectionInline(admin.TabularInline):
+class LessonSectionInline(PositionedTabularInline):
     model = LessonSection
     fields = ("position", "slug", "title")
     ordering = ("position",)
@@ -171,9 +391,11 @@ class LessonSectionInline(admin.TabularInline):
     show_change_link = True
 
 
-class LessonBlockInline(admin.StackedInline):
+class LessonBlockInline(PositionedStackedInline):
     model = LessonBlock
-    fields = (("position", "kind", "question"), "heading", "payload")
+    form = LessonBlockAdminForm
+    # No "position" here: the drag-and-drop inline adds it, hidden, and a second copy would shadow the dragged one.
+    fields = (("kind", "question"), "heading", "payload")
     ordering = ("position",)
     autocomplete_fields = ("question",)
     extra = 0
@@ -202,7 +424,7 @@ class QuizInline(CompactListInline):
     ordering = ("position",)
 
 
-class QuizQuestionInline(admin.TabularInline):
+class QuizQuestionInline(PositionedTabularInline):
     """The quiz's questions in order; a row's question must be one of the quiz's lesson's."""
 
     model = QuizQuestion
@@ -224,13 +446,19 @@ class PipelineExerciseInline(CompactListInline):
     ordering = ("position",)
 
 
+class CardInlineFormSet(CardConceptsFormSetMixin, PositionedInlineFormSet):
+    pass
+
+
 class CardInline(ArchivableTabularInline):
     model = Card
-    fields = ("position", "slug", "term", "definition", "archived")
+    form = CardAdminForm
+    formset = CardInlineFormSet
+    fields = ("position", "slug", "term", "definition", "concepts", "archived")
     ordering = ("position",)
 
 
-class ChoiceInline(admin.TabularInline):
+class ChoiceInline(PositionedTabularInline):
     model = Choice
     fields = ("position", "key", "text", "is_correct")
     ordering = ("position",)
@@ -238,14 +466,14 @@ class ChoiceInline(admin.TabularInline):
     formfield_overrides = COMPACT_TEXT
 
 
-class AcceptedAnswerInline(admin.TabularInline):
+class AcceptedAnswerInline(PositionedTabularInline):
     model = AcceptedAnswer
     fields = ("position", "text")
     ordering = ("position",)
     extra = 0
 
 
-class ConceptLinkInline(admin.TabularInline):
+class ConceptLinkInline(PositionedTabularInline):
     model = ConceptLink
     fk_name = "source"
     verbose_name = "outgoing link"
@@ -254,6 +482,8 @@ class ConceptLinkInline(admin.TabularInline):
     ordering = ("position",)
     autocomplete_fields = ("target",)
     extra = 0
+    # The course file lists a course's links in one run, so their positions count across the course.
+    position_scope = "source__course"
 
 
 class ExplorerRegionInline(ArchivableTabularInline):
@@ -347,10 +577,10 @@ class ImportYamlForm(forms.Form):
 
 
 @admin.register(Course)
-class CourseAdmin(ArchivableAdmin):
+class CourseAdmin(CourseRulesAdmin, ArchivableAdmin):
     list_display = ("title", "slug", "subject", "updated_at", "archived")
     list_editable = ("archived",)
-    list_filter = ("archived",)
+    list_filter = (ArchivedStatusFilter,)
     search_fields = ("slug", "title", "subject", "description")
     ordering = ("title", "id")
     inlines = (LessonInline,)
@@ -365,12 +595,27 @@ class CourseAdmin(ArchivableAdmin):
                 self.admin_site.admin_view(self.import_yaml_view),
                 name=f"{self.opts.app_label}_{self.opts.model_name}_import_yaml",
             ),
+            path(
+                "import-yaml/report/<str:token>/",
+                self.admin_site.admin_view(self.import_report_view),
+                name=f"{self.opts.app_label}_{self.opts.model_name}_import_report",
+            ),
+            path(
+                "course-file-format/",
+                self.admin_site.admin_view(self.course_file_format_view),
+                name=f"{self.opts.app_label}_{self.opts.model_name}_file_format",
+            ),
             *super().get_urls(),
         ]
 
+    def import_report_view(self, request: HttpRequest, token: str) -> HttpResponse:
+        return admin_views.import_report_view(self, request, token)
+
+    def course_file_format_view(self, request: HttpRequest) -> HttpResponse:
+        return admin_views.course_file_format_view(self, request)
+
     def import_yaml_view(self, request: HttpRequest) -> HttpResponse:
-        # An import creates and rewrites courses, so it needs both permissions.
-        if not (self.has_add_permission(request) and self.has_change_permission(request)):
+        if not admin_views.import_permitted(self, request):
             raise PermissionDenied
         load_errors: list[ContentError] = []
         report: LoadReport | None = None
@@ -384,8 +629,10 @@ class CourseAdmin(ArchivableAdmin):
                     load_errors = exc.errors
                 else:
                     if not dry_run:
-                        self._report_import(request, report)
-                        return redirect(f"admin:{self.opts.app_label}_{self.opts.model_name}_changelist")
+                        self._log_import(request, report)
+                        # Redirect, so that reloading the report page shows it again instead of importing again.
+                        token = admin_views.import_report_keep(request=request, report=report)
+                        return redirect(f"admin:{self.opts.app_label}_{self.opts.model_name}_import_report", token)
         else:
             form = ImportYamlForm()
         context = {
@@ -394,83 +641,87 @@ class CourseAdmin(ArchivableAdmin):
             "title": "Import YAML course files",
             "form": form,
             "load_errors": load_errors,
-            "report": report,
+            **admin_views.report_context(report),
             "media": self.media + form.media,
         }
         return TemplateResponse(request, self.import_template, context)
 
-    def _report_import(self, request: HttpRequest, report: LoadReport) -> None:
-        names = ", ".join(report.courses)
+    def _log_import(self, request: HttpRequest, report: LoadReport) -> None:
         if report.changed:
-            messages.success(request, f"Imported {names}.")
-            for line in report.lines():
-                messages.info(request, line)
-            message = f"Imported from YAML: {'; '.join(report.lines())}"
+            changes = "; ".join(f"{group.name}: {group.summary}" for group in report.groups(limit=0))
             for course in Course.objects.filter(slug__in=report.courses):
-                self.log_change(request, course, message)
-        else:
-            messages.info(request, f"{names}: already up to date, nothing changed.")
+                self.log_change(request, course, f"Imported from YAML: {changes}")
 
 
 @admin.register(Lesson)
-class LessonAdmin(ArchivableAdmin):
+class LessonAdmin(CourseRulesAdmin, PositionedArchivableAdmin):
     list_display = ("title", "slug", "course", "manual", "position", "archived")
-    list_editable = ("position", "archived")
-    list_filter = ("archived", "course")
+    list_editable = ("archived",)
+    list_filter = (ArchivedStatusFilter, "course")
     list_select_related = ("course",)
     search_fields = ("slug", "title", "summary")
-    ordering = ("course", "position")
     autocomplete_fields = ("course",)
     inlines = (LessonSectionInline, DeckInline, QuestionInline, QuizInline, PipelineExerciseInline)
     position_parent = "course"
 
 
 @admin.register(LessonSection)
-class LessonSectionAdmin(PositionedAdmin):
+class LessonSectionAdmin(CourseRulesAdmin, PositionedAdmin):
     list_display = ("title", "slug", "lesson", "position")
-    list_editable = ("position",)
     list_filter = ("lesson__course", "lesson")
     list_select_related = ("lesson",)
     search_fields = ("slug", "title", "lesson__slug")
-    ordering = ("lesson", "position")
     autocomplete_fields = ("lesson",)
     inlines = (LessonBlockInline,)
     position_parent = "lesson"
 
 
 @admin.register(LessonBlock)
-class LessonBlockAdmin(PositionedAdmin):
+class LessonBlockAdmin(CourseRulesAdmin, PositionedAdmin):
+    form = LessonBlockAdminForm
     list_display = ("__str__", "heading", "kind", "section", "position")
-    list_editable = ("position",)
     list_filter = ("kind", "section__lesson__course", "section__lesson")
     list_select_related = ("section",)
     search_fields = ("heading", "section__slug", "section__title", "question__slug")
-    ordering = ("section", "position")
     autocomplete_fields = ("section", "question")
     position_parent = "section"
 
 
 @admin.register(Deck)
-class DeckAdmin(ArchivableAdmin):
+class DeckAdmin(CourseRulesAdmin, PositionedArchivableAdmin):
+    actions = [*PositionedArchivableAdmin.actions, anki_package_export]
     list_display = ("title", "slug", "lesson", "position", "archived")
-    list_editable = ("position", "archived")
-    list_filter = ("archived", "lesson__course", "lesson")
+    list_editable = ("archived",)
+    list_filter = (ArchivedStatusFilter, "lesson__course", "lesson")
     list_select_related = ("lesson",)
     search_fields = ("slug", "title", "description")
-    ordering = ("lesson", "position")
     autocomplete_fields = ("lesson",)
     inlines = (CardInline,)
     position_parent = "lesson"
 
+    def get_urls(self) -> list[URLPattern]:
+        # Before the default URLs, whose "<object_id>/" pattern would otherwise match "import-anki/".
+        return [
+            path(
+                "import-anki/",
+                self.admin_site.admin_view(self.import_anki_view),
+                name=f"{self.opts.app_label}_{self.opts.model_name}_import_anki",
+            ),
+            *super().get_urls(),
+        ]
+
+    def import_anki_view(self, request: HttpRequest) -> HttpResponse:
+        return deck_import_view(self, request)
+
 
 @admin.register(Card)
-class CardAdmin(ArchivableAdmin):
-    list_display = ("term", "slug", "deck", "definition_excerpt", "position", "archived")
-    list_editable = ("position", "archived")
-    list_filter = ("archived", "deck__lesson__course", "deck")
+class CardAdmin(CourseRulesAdmin, previews.CardPreviewAdmin, PositionedArchivableAdmin):
+    form = CardAdminForm
+    list_display = ("term", "deck", "definition_excerpt", "position", "archived")
+    list_editable = ("archived",)
+    list_filter = (ArchivedStatusFilter, "deck__lesson__course", "deck")
     list_select_related = ("deck",)
     search_fields = ("slug", "term", "definition", "deck__slug")
-    ordering = ("deck", "position")
     autocomplete_fields = ("deck",)
     position_parent = "deck"
 
@@ -480,13 +731,12 @@ class CardAdmin(ArchivableAdmin):
 
 
 @admin.register(Question)
-class QuestionAdmin(ArchivableAdmin):
+class QuestionAdmin(CourseRulesAdmin, previews.QuestionPreviewAdmin, PositionedArchivableAdmin):
     list_display = ("slug", "prompt_excerpt", "kind", "lesson", "position", "archived")
-    list_editable = ("position", "archived")
-    list_filter = ("archived", "kind", "lesson__course", "lesson")
+    list_editable = ("archived",)
+    list_filter = (ArchivedStatusFilter, "kind", "lesson__course", "lesson")
     list_select_related = ("lesson",)
     search_fields = ("slug", "prompt", "explanation")
-    ordering = ("lesson", "position")
     autocomplete_fields = ("lesson", "cards")
     inlines = (ChoiceInline, AcceptedAnswerInline)
     position_parent = "lesson"
@@ -497,35 +747,32 @@ class QuestionAdmin(ArchivableAdmin):
 
 
 @admin.register(Choice)
-class ChoiceAdmin(PositionedAdmin):
+class ChoiceAdmin(CourseRulesAdmin, PositionedAdmin):
     list_display = ("text", "key", "question", "is_correct", "position")
     list_filter = ("is_correct", "question__kind", "question__lesson__course")
     list_select_related = ("question",)
     search_fields = ("key", "text", "question__slug")
-    ordering = ("question", "position")
     autocomplete_fields = ("question",)
     position_parent = "question"
 
 
 @admin.register(AcceptedAnswer)
-class AcceptedAnswerAdmin(PositionedAdmin):
+class AcceptedAnswerAdmin(CourseRulesAdmin, PositionedAdmin):
     list_display = ("text", "question", "position")
     list_filter = ("question__lesson__course",)
     list_select_related = ("question",)
     search_fields = ("text", "question__slug")
-    ordering = ("question", "position")
     autocomplete_fields = ("question",)
     position_parent = "question"
 
 
 @admin.register(Quiz)
-class QuizAdmin(ArchivableAdmin):
+class QuizAdmin(CourseRulesAdmin, PositionedArchivableAdmin):
     list_display = ("title", "slug", "lesson", "question_count", "position", "archived")
-    list_editable = ("position", "archived")
-    list_filter = ("archived", "lesson__course", "lesson")
+    list_editable = ("archived",)
+    list_filter = (ArchivedStatusFilter, "lesson__course", "lesson")
     list_select_related = ("lesson",)
     search_fields = ("slug", "title", "description")
-    ordering = ("lesson", "position")
     autocomplete_fields = ("lesson",)
     inlines = (QuizQuestionInline,)
     position_parent = "lesson"
@@ -539,73 +786,66 @@ class QuizAdmin(ArchivableAdmin):
 
 
 @admin.register(QuizQuestion)
-class QuizQuestionAdmin(PositionedAdmin):
+class QuizQuestionAdmin(CourseRulesAdmin, PositionedAdmin):
     list_display = ("__str__", "quiz", "question", "position")
-    list_editable = ("position",)
     list_filter = ("quiz__lesson__course", "quiz")
     list_select_related = ("quiz", "question")
     search_fields = ("quiz__slug", "question__slug")
-    ordering = ("quiz", "position")
     autocomplete_fields = ("quiz", "question")
     position_parent = "quiz"
 
 
 @admin.register(PipelineExercise)
-class PipelineExerciseAdmin(ArchivableAdmin):
+class PipelineExerciseAdmin(CourseRulesAdmin, PositionedArchivableAdmin):
     list_display = ("title", "slug", "lesson", "entry_point", "position", "archived")
-    list_editable = ("position", "archived")
-    list_filter = ("archived", "lesson__course", "lesson")
+    list_editable = ("archived",)
+    list_filter = (ArchivedStatusFilter, "lesson__course", "lesson")
     list_select_related = ("lesson",)
     search_fields = ("slug", "title", "prompt")
-    ordering = ("lesson", "position")
     autocomplete_fields = ("lesson",)
     position_parent = "lesson"
 
 
 @admin.register(Concept)
-class ConceptAdmin(ArchivableAdmin):
+class ConceptAdmin(CourseRulesAdmin, PositionedArchivableAdmin):
     list_display = ("name", "slug", "course", "position", "archived")
-    list_editable = ("position", "archived")
-    list_filter = ("archived", "course")
+    list_editable = ("archived",)
+    list_filter = (ArchivedStatusFilter, "course")
     list_select_related = ("course",)
     search_fields = ("slug", "name", "definition")
-    ordering = ("course", "position")
     autocomplete_fields = ("course", "cards")
     inlines = (ConceptLinkInline,)
     position_parent = "course"
 
 
 @admin.register(ConceptLink)
-class ConceptLinkAdmin(admin.ModelAdmin):
+class ConceptLinkAdmin(CourseRulesAdmin, PositionedAdmin):
     list_display = ("source", "kind", "target", "position")
-    list_editable = ("position",)
     list_filter = ("kind", "source__course")
     list_select_related = ("source", "target")
     search_fields = ("source__slug", "source__name", "target__slug", "target__name")
-    ordering = ("source", "position")
     autocomplete_fields = ("source", "target")
+    position_parent = "source__course"
 
 
 @admin.register(ExplorerScene)
-class ExplorerSceneAdmin(ArchivableAdmin):
+class ExplorerSceneAdmin(CourseRulesAdmin, PositionedArchivableAdmin):
     list_display = ("title", "slug", "course", "model_asset", "position", "archived")
-    list_editable = ("position", "archived")
-    list_filter = ("archived", "course")
+    list_editable = ("archived",)
+    list_filter = (ArchivedStatusFilter, "course")
     list_select_related = ("course",)
     search_fields = ("slug", "title", "instructions")
-    ordering = ("course", "position")
     autocomplete_fields = ("course",)
     inlines = (ExplorerRegionInline,)
     position_parent = "course"
 
 
 @admin.register(ExplorerRegion)
-class ExplorerRegionAdmin(ArchivableAdmin):
+class ExplorerRegionAdmin(CourseRulesAdmin, PositionedArchivableAdmin):
     list_display = ("title", "slug", "scene", "position", "archived")
-    list_editable = ("position", "archived")
-    list_filter = ("archived", "scene__course", "scene")
+    list_editable = ("archived",)
+    list_filter = (ArchivedStatusFilter, "scene__course", "scene")
     list_select_related = ("scene",)
     search_fields = ("slug", "title", "description")
-    ordering = ("scene", "position")
     autocomplete_fields = ("scene", "cards")
     position_parent = "scene"

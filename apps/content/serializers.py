@@ -89,16 +89,19 @@ class DeckOutput(serializers.ModelSerializer):
 
 class CardOutput(serializers.ModelSerializer):
     deck = serializers.CharField(source="deck.slug")
+    tags = serializers.ListField(child=serializers.CharField(), help_text="Labels carried over from Anki or CSV.")
 
     class Meta:
         model = Card
-        fields = ["id", "slug", "deck", "term", "definition", "example", "code"]
+        fields = ["id", "slug", "deck", "term", "definition", "example", "code", "format", "tags", "anki_guid"]
 
 
 class DeckCardOutput(serializers.ModelSerializer):
+    tags = serializers.ListField(child=serializers.CharField(), help_text="Labels carried over from Anki or CSV.")
+
     class Meta:
         model = Card
-        fields = ["id", "slug", "term", "definition", "example", "code"]
+        fields = ["id", "slug", "term", "definition", "example", "code", "format", "tags", "anki_guid"]
 
 
 class ExerciseSummaryOutput(serializers.ModelSerializer):

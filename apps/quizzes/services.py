@@ -256,7 +256,7 @@ def answer_submit(*, learner: Any, attempt_id: int, answer: AnswerData) -> Answe
             )
         if QuizAnswer.objects.filter(attempt=attempt, question=question).exists():
             raise AlreadyAnswered(f"Question {question.slug!r} is already answered in attempt {attempt_id}.")
-        response, grade = _grade(attempt, question, answer)
+        response, grade = answer_grade(attempt=attempt, question=question, answer=answer)
         now = timezone.now()
         try:
             with transaction.atomic():
@@ -291,8 +291,10 @@ def answer_submit(*, learner: Any, attempt_id: int, answer: AnswerData) -> Answe
     return AnswerOutcome(answer=row, question=question, attempt=attempt, answered_count=answered)
 
 
-def _grade(attempt: QuizAttempt, question: Question, answer: AnswerData) -> tuple[dict[str, Any], grading.Grade]:
-    """What to store of the answer and its grade; a 400 when the answer does not fit the question.
+def answer_grade(
+    *, attempt: QuizAttempt, question: Question, answer: AnswerData
+) -> tuple[dict[str, Any], grading.Grade]:
+    """What to store of the answer and its grade; a 400 when the answer does not fit the question. Writes nothing.
 
     Choices come as the attempt's ids and are graded by the authored keys behind them; an authored
     key sent as it is names no choice.

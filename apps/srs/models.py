@@ -215,3 +215,53 @@ class DeckPass(models.Model):
 
     def __str__(self) -> str:
         return f"{self.known}/{self.total} on {self.deck_id} by {self.learner_id}"
+
+
+class AnkiHistoryStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+
+
+class AnkiHistoryImport(models.Model):
+    """A learner's Anki review history being replayed into their memory of the cards that came from Anki.
+
+    The uploaded package is kept in the row until the import finishes, so whichever worker runs it can
+    read it; it is removed then, whether the import succeeded or not.
+    """
+
+    learner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="anki_history_imports")
+    status = models.CharField(max_length=10, choices=AnkiHistoryStatus.choices, default=AnkiHistoryStatus.QUEUED)
+    package = models.BinaryField(null=True, blank=True, editable=False)
+    package_bytes = models.BigIntegerField(default=0, help_text="Size of the uploaded package.")
+    total_entries = models.IntegerField(default=0, help_text="Review log entries in the package.")
+    matched = models.IntegerField(default=0, help_text="Entries of cards that came from the package here.")
+    applied = models.IntegerField(default=0, help_text="Reviews recorded by this import.")
+    skipped = models.JSONField(default=dict, blank=True, help_text="Entries not recorded, counted by reason.")
+    progress_done = models.IntegerField(default=0)
+    progress_total = models.IntegerField(default=0)
+    error_message = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=[status.value for status in AnkiHistoryStatus]),
+                name="anki_history_status_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(total_entries__gte=0)
+                & Q(matched__gte=0)
+                & Q(applied__gte=0)
+                & Q(progress_done__gte=0)
+                & Q(progress_done__lte=models.F("progress_total")),
+                name="anki_history_counts",
+            ),
+        ]
+        indexes = [models.Index(fields=["learner", "created_at"], name="anki_history_learner_time")]
+
+    def __str__(self) -> str:
+        return f"Anki history {self.pk} of {self.learner_id}: {self.status}"

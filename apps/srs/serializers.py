@@ -12,11 +12,9 @@ from apps.common.schema import body_rules
 from apps.content.serializers import DeckCardOutput
 from apps.srs.memory import memory_state_of
 from apps.srs.scheduling import MemoryState, Rating
-from apps.srs.services import BATCH_LIMIT
+from apps.srs.services import BATCH_LIMIT, MAX_DURATION_MS
 
 _RATING_NAMES = {rating: rating.name.lower() for rating in Rating}
-# A card is seldom looked at for more than a few minutes; a day means a clock or client bug.
-MAX_DURATION_MS = 24 * 3600 * 1000
 
 
 @body_rules(exactly_one_of=("rating", "knew"))

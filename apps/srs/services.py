@@ -31,6 +31,8 @@ from apps.srs.scheduling import MemoryState, Rating, ReviewEvent
 
 # An offline session's worth of reviews; larger uploads are split by the client.
 BATCH_LIMIT = 1000
+# A card is seldom looked at for more than a few minutes; a day means a clock or client bug.
+MAX_DURATION_MS = 24 * 3600 * 1000
 # A resent review fails the first attempt on the log's unique client id; the next looks ids up first.
 _WRITE_ATTEMPTS = 3
 # The first key of the PostgreSQL advisory lock that a learner's review writes take turns on (the

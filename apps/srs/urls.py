@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from apps.srs import api, progress_api
+from apps.srs import anki_history_api, api, progress_api
 
 urlpatterns = [
     path("decks/<slug:slug>/study/", api.StudyView.as_view(), name="deck-study"),
@@ -16,4 +16,6 @@ urlpatterns = [
     path("leeches/", progress_api.LeechListView.as_view(), name="leech-list"),
     path("leeches/<int:card_id>/unsuspend/", progress_api.LeechUnsuspendView.as_view(), name="leech-unsuspend"),
     path("stats/", progress_api.StatsView.as_view(), name="learner-stats"),
+    path("anki-history/", anki_history_api.AnkiHistoryCreateView.as_view(), name="anki-history-create"),
+    path("anki-history/<int:import_id>/", anki_history_api.AnkiHistoryDetailView.as_view(), name="anki-history-detail"),
 ]

@@ -34,6 +34,7 @@ from apps.content.models import Question, QuestionKind
 from apps.content.selectors import deck_cards_list, decks_list
 from apps.quizzes.models import QuizAttempt
 from apps.srs.learner_settings import time_zone_names
+from tests.interchange.packages import legacy_package
 
 # Bounded so the whole file stays well under two minutes; derandomized so a failure repeats. A
 # deeper run by hand: FUZZ_EXAMPLES=50 FUZZ_SCENARIOS=150 pytest tests/api/test_fuzz.py
@@ -155,12 +156,21 @@ def _valid_answer(body: dict[str, Any], path_parameters: dict[str, Any]) -> None
         body["number"] = drawn["number"] if _is_number(drawn.get("number")) else 0
 
 
+# An Anki package the server reads; the schema can only say that the file is binary.
+_ANKI_PACKAGE = legacy_package()
+
+
+def _valid_anki_package(body: dict[str, Any], path_parameters: dict[str, Any]) -> None:
+    body["package"] = _ANKI_PACKAGE
+
+
 # Rules across fields, or against stored data, that JSON Schema cannot say (the fields' descriptions say them).
 _CROSS_FIELD_RULES: dict[tuple[str, str], Callable[[dict[str, Any], dict[str, Any]], None]] = {
     ("PATCH", "/api/v1/srs/settings/"): _valid_settings,
     ("POST", "/api/v1/decks/{slug}/passes/"): _valid_pass,
     ("PATCH", "/api/v1/me/"): _valid_profile,
     ("POST", "/api/v1/quiz-attempts/{attempt_id}/answers/"): _valid_answer,
+    ("POST", "/api/v1/anki-history/"): _valid_anki_package,
 }
 
 

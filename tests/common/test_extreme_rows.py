@@ -25,7 +25,15 @@ from apps.explore.models import RegionVisit
 from apps.games.models import MatchBoard, MatchItem
 from apps.quizzes.models import QuestionMemory, QuizAnswer, QuizAttempt
 from apps.srs.config import scheduler_profile_id
-from apps.srs.models import CardMemory, DeckPass, ReviewKind, ReviewLog, SchedulingSettings
+from apps.srs.models import (
+    AnkiHistoryImport,
+    AnkiHistoryStatus,
+    CardMemory,
+    DeckPass,
+    ReviewKind,
+    ReviewLog,
+    SchedulingSettings,
+)
 from apps.srs.scheduling import MemoryStage, SchedulerConfig
 
 pytestmark = pytest.mark.django_db
@@ -182,7 +190,20 @@ def extreme_rows(learner, shipped_course) -> dict[str, Any]:
     )  # fmt: skip
     for memory, item in zip(_memory_extremes(), Question.objects.filter(archived=False)[:5], strict=False):
         QuestionMemory.objects.create(learner=learner, question=item, **memory)
+    history_imports = [
+        AnkiHistoryImport.objects.create(
+            learner=learner, status=AnkiHistoryStatus.DONE, package_bytes=INT_MAX, total_entries=INT_MAX,
+            matched=INT_MAX, applied=INT_MAX, skipped={"unknown_kind": "lots", "": None}, progress_done=INT_MAX,
+            progress_total=INT_MAX, error_message="x" * 10_000, finished_at=YEAR_1,
+        ),
+        AnkiHistoryImport.objects.create(
+            learner=learner, status=AnkiHistoryStatus.RUNNING, skipped=["not", "a", "mapping"]
+        ),
+    ]  # fmt: skip
+    for history_import, at in zip(history_imports, [YEAR_1, YEAR_9999], strict=True):
+        _time_extremes(AnkiHistoryImport, history_import.pk, created_at=at, updated_at=at)
     return {
+        "history_import": history_imports[0],
         "course": course,
         "deck": deck,
         "card": leech,
@@ -229,6 +250,7 @@ def _path_value(route: str, name: str, rows: dict[str, Any]) -> str:
         "submission_id": rows["submission"].pk,
         "attempt_id": rows["attempt"].pk,
         "board_id": rows["board"].pk,
+        "import_id": rows["history_import"].pk,
     }
     if name not in fixed:
         pytest.fail(f"No value for <{name}> in the route {route}: say here which row it names.")

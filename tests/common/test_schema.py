@@ -41,6 +41,11 @@ def test_schema_covers_every_endpoint(schema):
         assert expected in paths
 
 
+# Operations whose success is a file download: the body is the file, typed as binary.
+FILE_DOWNLOADS = {("/api/v1/decks/{slug}/anki-package/", "get")}
+FILE_CONTENT = {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}
+
+
 def test_every_operation_has_typed_responses_and_the_error_shape(schema):
     for path, operations in schema["paths"].items():
         for method, operation in operations.items():
@@ -49,6 +54,9 @@ def test_every_operation_has_typed_responses_and_the_error_shape(schema):
             for code in ok:
                 if code == "204":  # No Content: nothing to type
                     assert "content" not in operation["responses"][code], (path, method)
+                    continue
+                if (path, method) in FILE_DOWNLOADS:
+                    assert operation["responses"][code]["content"] == FILE_CONTENT, (path, method)
                     continue
                 assert "application/json" in operation["responses"][code]["content"], (path, method)
             for code, response in operation["responses"].items():

@@ -282,6 +282,22 @@ CASES: list[tuple[str, Mutation, str, str]] = [
         "a quiz needs at least one question",
     ),
     (
+        "html card with a script",
+        lambda d: lesson(d)["decks"][0]["cards"][0].update(
+            format="html", definition="Runs fn on each element<script>alert(1)</script>"
+        ),
+        "lessons[0].decks[0].cards[0].definition",
+        "holds HTML an HTML card may not",
+    ),
+    (
+        "html card with media from elsewhere",
+        lambda d: lesson(d)["decks"][0]["cards"][0].update(
+            format="html", example='<img src="https://tracker.example/pixel.png">'
+        ),
+        "lessons[0].decks[0].cards[0].example",
+        "holds HTML an HTML card may not",
+    ),
+    (
         "quiz unknown field",
         set_in(["lessons", 0, "quizzes", 0, "question"], ["overlap"]),
         "lessons[0].quizzes[0].question",

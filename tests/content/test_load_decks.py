@@ -90,7 +90,7 @@ def test_editing_a_card_keeps_its_identity(tmp_path):
     edited = Card.objects.get(slug="map")
     assert edited.pk == card.pk
     assert edited.definition == "Apply a function to every element"
-    assert "cards: 0 created, 1 updated" in out
+    assert "cards: 1 updated, 2 unchanged\n  card basics/map updated: definition\n" in out
 
 
 def test_a_card_removed_from_the_file_is_archived_not_deleted(tmp_path):
@@ -244,7 +244,9 @@ def test_reordering_a_quiz_keeps_the_quiz_and_removing_it_archives_it(tmp_path):
     assert removed.archived is True
     assert quiz_slugs("short-quiz") == ["batches", "overlap"]
     assert list(Question.objects.get(slug="overlap").cards.values_list("slug", flat=True)) == ["map"]
-    assert "quizzes: 0 created, 0 updated, 1 archived" in out
+    assert "quizzes: 1 updated, 1 archived\n" in out
+    assert "  quiz first-quiz “First quiz” updated: questions\n" in out
+    assert "  quiz short-quiz “Short quiz” archived\n" in out
 
 
 def test_quizzes_and_question_cards_survive_the_round_trip(tmp_path):

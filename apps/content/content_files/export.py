@@ -31,6 +31,11 @@ def _card_refs(cards: Any) -> list[str]:
 
 def course_doc_build(*, course: Course) -> CourseDoc:
     """The course as a file document; archived items are kept, marked `archived: true`."""
+    return CourseDoc.model_validate(course_file_data(course=course))
+
+
+def course_file_data(*, course: Course) -> dict[str, Any]:
+    """The course as the plain data of its file, before any validation: what the loader would read back."""
     cards_with_decks = Card.objects.select_related("deck__lesson")
     lessons = (
         Lesson.objects.filter(course=course)
@@ -109,7 +114,7 @@ def course_doc_build(*, course: Course) -> CourseDoc:
             for scene in scenes
         ],
     }
-    return CourseDoc.model_validate(document)
+    return document
 
 
 def _lesson_dict(lesson: Lesson) -> dict[str, Any]:
@@ -149,6 +154,9 @@ def _lesson_dict(lesson: Lesson) -> dict[str, Any]:
                         "definition": card.definition,
                         "example": card.example,
                         "code": card.code,
+                        "format": card.format,
+                        "tags": list(card.tags),
+                        "anki_guid": card.anki_guid,
                         "archived": card.archived,
                     }
                     for card in deck.cards.all()

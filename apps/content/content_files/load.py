@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from django.db import models, transaction
-from django.db.models import F, Q
+from django.db.models import Q
 
-from apps.content.content_files.schema import CourseDoc, LessonDoc
+from apps.content.content_files.report import Action, LoadReport, item_label
+from apps.content.content_files.schema import CourseDoc, LessonDoc, block_payload
 from apps.content.content_files.source import (
     ContentError,
     ContentFilesInvalid,
@@ -37,6 +38,7 @@ from apps.content.models import (
     Quiz,
     QuizQuestion,
 )
+from apps.content.services import positions_park
 
 ProgressCallback = Callable[[int, int], None]
 # Rows written per statement and per progress report on large decks.
@@ -51,39 +53,6 @@ _SITE_WIDE_MODELS: dict[str, tuple[type[models.Model], str]] = {
     "exercise": (PipelineExercise, "lesson__course__slug"),
     "scene": (ExplorerScene, "course__slug"),
 }
-
-
-@dataclass
-class ModelCounts:
-    created: int = 0
-    updated: int = 0
-    archived: int = 0
-    deleted: int = 0
-    unchanged: int = 0
-
-    @property
-    def changed(self) -> int:
-        return self.created + self.updated + self.archived + self.deleted
-
-
-@dataclass
-class LoadReport:
-    courses: list[str] = field(default_factory=list)
-    counts: dict[str, ModelCounts] = field(default_factory=dict)
-
-    def for_model(self, model: type[models.Model]) -> ModelCounts:
-        return self.counts.setdefault(str(model._meta.verbose_name_plural), ModelCounts())
-
-    @property
-    def changed(self) -> bool:
-        return any(counts.changed for counts in self.counts.values())
-
-    def lines(self) -> list[str]:
-        return [
-            f"{name}: {c.created} created, {c.updated} updated, {c.archived} archived, "
-            f"{c.deleted} deleted, {c.unchanged} unchanged"
-            for name, c in self.counts.items()
-        ]
 
 
 def content_sources_read(paths: Iterable[Path]) -> list[ContentSource]:
@@ -121,13 +90,14 @@ def content_sources_validate(*, sources: list[ContentSource]) -> list[tuple[Pars
         if not file_errors:
             courses.append((parsed, course))
     if not errors:
-        errors += _cross_file_errors(courses)
+        errors += cross_file_errors(courses)
     if errors:
         raise ContentFilesInvalid(errors)
     return courses
 
 
-def _cross_file_errors(courses: list[tuple[ParsedFile, CourseDoc]]) -> list[ContentError]:
+def cross_file_errors(courses: list[tuple[ParsedFile, CourseDoc]]) -> list[ContentError]:
+    """Slugs claimed twice across the files, or already owned by another course in the database."""
     errors: list[ContentError] = []
     first_file: dict[tuple[str, str], str] = {}
     for parsed, course in courses:
@@ -160,10 +130,38 @@ def content_sources_load(
 ) -> LoadReport:
     """Load course files; with dry_run, report what would change and write nothing."""
     courses = content_sources_validate(sources=sources)
-    total = sum(_row_count(course) for _, course in courses)
-    writer = _ContentWriter(total=total, progress=progress)
+    return _courses_write([course for _, course in courses], progress=progress, dry_run=dry_run)
+
+
+def content_docs_load(
+    *, docs: list[CourseDoc], progress: ProgressCallback | None = None, dry_run: bool = False
+) -> LoadReport:
+    """Load course documents built in code (deck imports) by the rules and the writer that course files go through."""
+    errors: list[ContentError] = []
+    courses: list[tuple[ParsedFile, CourseDoc]] = []
+    for doc in docs:
+        # Checked again from plain data, as a file is: a document edited after it was built gets no pass.
+        parsed = ParsedFile(f"course {doc.slug}", doc.model_dump(mode="json"))
+        course, shape_errors = course_doc_from_file(parsed)
+        errors += shape_errors
+        if course is None:
+            continue
+        file_errors = course_doc_errors(parsed, course)
+        errors += file_errors
+        if not file_errors:
+            courses.append((parsed, course))
+    if not errors:
+        errors += cross_file_errors(courses)
+    if errors:
+        raise ContentFilesInvalid(errors)
+    return _courses_write([course for _, course in courses], progress=progress, dry_run=dry_run)
+
+
+def _courses_write(courses: list[CourseDoc], *, progress: ProgressCallback | None, dry_run: bool) -> LoadReport:
+    total = sum(_row_count(course) for course in courses)
+    writer = _ContentWriter(total=total, progress=progress, dry_run=dry_run)
     with transaction.atomic():
-        for _, course in courses:
+        for course in courses:
             writer.write_course(course)
         if progress is not None:
             progress(total, total)
@@ -186,9 +184,13 @@ def _chunks(items: list[Any]) -> Iterator[list[Any]]:
 
 
 class _ContentWriter:
-    def __init__(self, *, total: int, progress: ProgressCallback | None) -> None:
-        self.report = LoadReport()
+    def __init__(self, *, total: int, progress: ProgressCallback | None, dry_run: bool = False) -> None:
+        self.report = LoadReport(dry_run=dry_run)
         self.created: set[tuple[type[models.Model], int]] = set()
+        # Every row written or kept, by (model, pk): its path of slugs in the report, e.g. "deck-slug/card-slug".
+        self.paths: dict[tuple[type[models.Model], int], str] = {}
+        # Rows counted unchanged or renumbered so far: a later change of their cards or parts recounts them as updated.
+        self.quiet: dict[tuple[type[models.Model], int], Literal["unchanged", "renumbered"]] = {}
         self.total = total
         self.done = 0
         self.progress = progress
@@ -253,6 +255,8 @@ class _ContentWriter:
         self.replace(
             ConceptLink,
             scope=Q(source__course_id=course.pk),
+            owner=course,
+            part="links",
             rows=[
                 {"source_id": concepts[link.source].pk, "target_id": concepts[link.target].pk, "kind": link.kind}
                 for link in doc.links
@@ -312,6 +316,9 @@ class _ContentWriter:
                         "definition": c.definition,
                         "example": c.example,
                         "code": c.code,
+                        "format": c.format,
+                        "tags": list(c.tags),
+                        "anki_guid": c.anki_guid,
                         "archived": c.archived,
                     }
                     for c in deck_doc.cards
@@ -344,6 +351,8 @@ class _ContentWriter:
             self.replace(
                 Choice,
                 scope=Q(question_id=question_id),
+                owner=questions[question_doc.slug],
+                part="choices",
                 rows=[
                     {"question_id": question_id, "key": c.key, "text": c.text, "is_correct": c.correct}
                     for c in question_doc.choices
@@ -352,6 +361,8 @@ class _ContentWriter:
             self.replace(
                 AcceptedAnswer,
                 scope=Q(question_id=question_id),
+                owner=questions[question_doc.slug],
+                part="accepted answers",
                 rows=[{"question_id": question_id, "text": text} for text in question_doc.accepted_answers],
             )
 
@@ -370,6 +381,8 @@ class _ContentWriter:
             self.replace(
                 QuizQuestion,
                 scope=Q(quiz_id=quiz_id),
+                owner=quizzes[quiz_doc.slug],
+                part="questions",
                 rows=[{"quiz_id": quiz_id, "question_id": questions[slug].pk} for slug in quiz_doc.questions],
             )
 
@@ -403,7 +416,7 @@ class _ContentWriter:
             section_id = sections[section_doc.slug].pk
             rows = []
             for block in section_doc.blocks:
-                payload = block.model_dump(mode="json", exclude={"kind", "heading", "question"})
+                payload = block_payload(block)
                 question_slug = getattr(block, "question", None)
                 rows.append(
                     {
@@ -414,24 +427,41 @@ class _ContentWriter:
                         "question_id": questions[question_slug].pk if question_slug else None,
                     }
                 )
-            self.replace(LessonBlock, scope=Q(section_id=section_id), rows=rows)
+            self.replace(
+                LessonBlock,
+                scope=Q(section_id=section_id),
+                owner=sections[section_doc.slug],
+                part="blocks",
+                rows=rows,
+            )
         return card_ids, questions
+
+    def _note(self, model: type[models.Model], obj: Any, path: str) -> str:
+        self.paths[(model, obj.pk)] = path
+        return path
+
+    def _record(self, model: type[models.Model], obj: Any, action: Action, fields: list[str] | None = None) -> None:
+        self.report.record(model, action=action, path=self.paths[(model, obj.pk)], label=item_label(obj), fields=fields)
 
     def _upsert_one(self, model: type[models.Model], *, slug: str, values: dict[str, Any]) -> Any:
         counts = self.report.for_model(model)
         obj = model._default_manager.filter(slug=slug).first()
         if obj is None:
             obj = model._default_manager.create(slug=slug, **values)
-            counts.created += 1
+            self.created.add((model, obj.pk))
+            self._note(model, obj, slug)
+            self._record(model, obj, "created")
         else:
+            self._note(model, obj, slug)
             changed = [name for name, value in values.items() if getattr(obj, name) != value]
             if changed:
                 for name in changed:
                     setattr(obj, name, values[name])
                 obj.save(update_fields=[*changed, "updated_at"])
-                counts.updated += 1
+                self._record(model, obj, "updated", changed)
             else:
                 counts.unchanged += 1
+                self.quiet[(model, obj.pk)] = "unchanged"
         self._advance(1)
         return obj
 
@@ -455,16 +485,21 @@ class _ContentWriter:
         current_filter = Q(**parent) | Q(slug__in=slugs) if site_wide else Q(**parent)
         manager: Any = model._default_manager
         current: dict[str, Any] = {obj.slug: obj for obj in manager.filter(current_filter)}
+        path_of = self._child_paths(model, parent=parent, site_wide=site_wide)
+        for slug, obj in current.items():
+            self._note(model, obj, path_of(slug))
         gone = sorted((obj for slug, obj in current.items() if slug not in wanted), key=lambda o: o.position)
         if removed == "delete" and gone:
             model._default_manager.filter(pk__in=[obj.pk for obj in gone]).delete()
-            counts.deleted += len(gone)
+            for obj in gone:
+                self._record(model, obj, "deleted")
             gone = []
 
         targets: list[tuple[Any, dict[str, Any]]] = [
             (current.get(row["slug"]), {**row, **parent, "position": position}) for position, row in enumerate(rows)
         ]
         targets += [(obj, {"archived": True, "position": len(rows) + offset}) for offset, obj in enumerate(gone)]
+        in_order = _kept_in_order(targets, parent=parent)
 
         updates: list[tuple[Any, dict[str, Any]]] = []
         moved: list[int] = []
@@ -480,33 +515,58 @@ class _ContentWriter:
                     changed["position"] = target["position"]
             else:
                 unchanged += 1
+                self.quiet[(model, obj.pk)] = "unchanged"
         counts.unchanged += unchanged
         self._advance(unchanged)
         # Free the positions being rewritten first, so no row collides on its way to a new place.
         if moved:
-            model._default_manager.filter(pk__in=moved).update(position=-F("position") - 1)
+            positions_park(rows=model._default_manager.filter(pk__in=moved))
         for chunk in _chunks(updates):
             for obj, changed in chunk:
-                if changed.get("archived") is True and not obj.archived and obj.slug not in wanted:
-                    counts.archived += 1
-                else:
-                    counts.updated += 1
+                removed_now = changed.get("archived") is True and not obj.archived and obj.slug not in wanted
                 for name, value in changed.items():
                     setattr(obj, name, value)
                 obj.save(update_fields=[*changed, "updated_at"])
+                if removed_now:
+                    self._record(model, obj, "archived")
+                    continue
+                fields = _changed_fields(changed, parent=parent, kept_in_order=obj.pk in in_order)
+                if fields:
+                    self._record(model, obj, "updated", fields)
+                else:
+                    counts.renumbered += 1
+                    self.quiet[(model, obj.pk)] = "renumbered"
             self._advance(len(chunk))
 
         new_objects: list[Any] = [model(**target) for obj, target in targets if obj is None]
         for chunk in _chunks(new_objects):
             model._default_manager.bulk_create(chunk)
-            self.created.update((model, obj.pk) for obj in chunk)
-            counts.created += len(chunk)
+            for obj in chunk:
+                self.created.add((model, obj.pk))
+                self._note(model, obj, path_of(obj.slug))
+                self._record(model, obj, "created")
             self._advance(len(chunk))
         by_slug = {obj.slug: obj for obj in current.values()} | {obj.slug: obj for obj in new_objects}
         return {slug: by_slug[slug] for slug in slugs}
 
-    def replace(self, model: type[models.Model], *, scope: Q, rows: list[dict[str, Any]]) -> None:
-        """Parts without learner history: rewrite them wholesale, but only when they differ."""
+    def _child_paths(
+        self, model: type[models.Model], *, parent: dict[str, int], site_wide: bool
+    ) -> Callable[[str], str]:
+        """A site-wide slug names its item alone; any other is prefixed with its parent's path ("deck/card")."""
+        if site_wide:
+            return lambda slug: slug
+        ((column, parent_pk),) = parent.items()
+        parent_model: Any = model._meta.get_field(column.removesuffix("_id")).related_model
+        prefix = self.paths[(parent_model, parent_pk)]
+        return lambda slug: f"{prefix}/{slug}"
+
+    def replace(
+        self, model: type[models.Model], *, scope: Q, owner: models.Model, part: str, rows: list[dict[str, Any]]
+    ) -> None:
+        """Parts without learner history: rewrite them wholesale, but only when they differ.
+
+        The report lists the rewrite as a change of the owner ("question q1 updated: choices"), not row by row.
+        """
         counts = self.report.for_model(model)
         desired = [{**row, "position": position} for position, row in enumerate(rows)]
         names = list(desired[0]) if desired else ["position"]
@@ -517,9 +577,65 @@ class _ContentWriter:
         counts.deleted += model._default_manager.filter(scope).delete()[1].get(model._meta.label, 0)
         model._default_manager.bulk_create([model(**row) for row in desired])
         counts.created += len(desired)
+        self._owner_changed(owner, part)
 
     def _set_cards(self, obj: Concept | ExplorerRegion | Question, card_ids: list[int]) -> None:
         if set(obj.cards.values_list("pk", flat=True)) != set(card_ids):
             obj.cards.set(card_ids)
-            if (type(obj), obj.pk) not in self.created:
-                self.report.for_model(type(obj)).updated += 1
+            self._owner_changed(obj, "cards")
+
+    def _owner_changed(self, owner: models.Model, part: str) -> None:
+        key = (type(owner), owner.pk)
+        # A new owner's parts are part of its creation.
+        if key in self.created:
+            return
+        quiet = self.quiet.pop(key, None)
+        if quiet is not None:
+            counts = self.report.for_model(type(owner))
+            setattr(counts, quiet, getattr(counts, quiet) - 1)
+        self._record(type(owner), owner, "updated", [part])
+
+
+def _kept_in_order(targets: list[tuple[Any, dict[str, Any]]], *, parent: dict[str, int]) -> set[int]:
+    """The rows that keep their order among the parent's rows: the most that can stay while the others move.
+
+    A row inserted or removed before others shifts their positions without moving them; only rows
+    outside a longest run of increasing old positions (taken in the new order) really moved.
+    """
+    staying = [
+        obj
+        for obj, target in targets
+        if obj is not None and "slug" in target and all(getattr(obj, name) == value for name, value in parent.items())
+    ]
+    return {staying[index].pk for index in _longest_increasing_run([obj.position for obj in staying])}
+
+
+def _longest_increasing_run(values: list[int]) -> list[int]:
+    """Indexes of one longest strictly increasing subsequence of `values` (patience sorting, n log n)."""
+    tail_values: list[int] = []
+    tail_indexes: list[int] = []
+    previous = [-1] * len(values)
+    for index, value in enumerate(values):
+        place = bisect_left(tail_values, value)
+        if place:
+            previous[index] = tail_indexes[place - 1]
+        if place == len(tail_values):
+            tail_values.append(value)
+            tail_indexes.append(index)
+        else:
+            tail_values[place] = value
+            tail_indexes[place] = index
+    run: list[int] = []
+    index = tail_indexes[-1] if tail_indexes else -1
+    while index != -1:
+        run.append(index)
+        index = previous[index]
+    return run[::-1]
+
+
+def _changed_fields(changed: dict[str, Any], *, parent: dict[str, int], kept_in_order: bool) -> list[str]:
+    """The authored fields a reader should see as changed: a new parent, and a position only when the row moved."""
+    fields = [name.removesuffix("_id") for name in changed if name != "position"]
+    if "position" in changed and not kept_in_order and not any(name in changed for name in parent):
+        fields.append("position")
+    return fields

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic_core import PydanticCustomError
+
+from apps.content.text import authored_line, authored_text
 
 SCHEMA_VERSION = 1
 SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
@@ -12,8 +16,36 @@ SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 Slug = Annotated[str, StringConstraints(pattern=SLUG_PATTERN, max_length=80)]
 ChoiceKey = Annotated[str, StringConstraints(pattern=SLUG_PATTERN, max_length=40)]
 Identifier = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=80)]
-Title = Annotated[str, StringConstraints(min_length=1, max_length=200)]
-Text = Annotated[str, StringConstraints(min_length=1)]
+
+
+def _length_within(*, min_length: int = 0, max_length: int | None = None) -> Callable[[str], str]:
+    """A length check on the normalized text, reported as pydantic reports its own string lengths."""
+
+    def check(value: str) -> str:
+        if len(value) < min_length:
+            raise PydanticCustomError(
+                "string_too_short",
+                "String should have at least {min_length} character{plural}",
+                {"min_length": min_length, "plural": "" if min_length == 1 else "s"},
+            )
+        if max_length is not None and len(value) > max_length:
+            raise PydanticCustomError(
+                "string_too_long",
+                "String should have at most {max_length} character{plural}",
+                {"max_length": max_length, "plural": "" if max_length == 1 else "s"},
+            )
+        return value
+
+    return check
+
+
+# Authored text is normalized before any rule sees it (apps/content/text.py), so lengths count what is stored.
+AuthoredText = Annotated[str, AfterValidator(authored_text)]
+AuthoredLine = Annotated[str, AfterValidator(authored_line)]
+Title = Annotated[str, AfterValidator(authored_line), AfterValidator(_length_within(min_length=1, max_length=200))]
+Text = Annotated[str, AfterValidator(authored_text), AfterValidator(_length_within(min_length=1))]
+# A label as Anki writes them: one word (spaces separate tags).
+Tag = Annotated[str, StringConstraints(pattern=r"^\S+$", max_length=100)]
 # A card anywhere in the same course, written "deck-slug/card-slug".
 CardRef = Annotated[str, StringConstraints(pattern=r"^[a-z0-9-]+/[a-z0-9-]+$", max_length=161)]
 
@@ -28,15 +60,20 @@ class CardDoc(Document):
     slug: Slug
     term: Title
     definition: Text
-    example: str = ""
-    code: str = ""
+    example: AuthoredText = ""
+    code: AuthoredText = ""
+    # "html": definition and example are HTML of the small allow-list that imports keep (decks/SCHEMA.md).
+    format: Literal["text", "html"] = "text"
+    tags: list[Tag] = []
+    # The Anki note the card came from; importing that note again updates this card.
+    anki_guid: Annotated[str, StringConstraints(max_length=100)] = ""
     archived: bool = False
 
 
 class DeckDoc(Document):
     slug: Slug
     title: Title
-    description: str = ""
+    description: AuthoredText = ""
     archived: bool = False
     cards: list[CardDoc] = Field(min_length=1)
 
@@ -53,7 +90,9 @@ class QuestionDoc(Document):
     prompt: Text
     explanation: Text
     choices: list[ChoiceDoc] = []
-    accepted_answers: list[Annotated[str, StringConstraints(min_length=1, max_length=200)]] = []
+    accepted_answers: list[
+        Annotated[str, AfterValidator(authored_line), AfterValidator(_length_within(min_length=1, max_length=200))]
+    ] = []
     answer: float | None = None
     tolerance: float | None = None
     # The cards this question tests; answering it in a quiz reviews each of them.
@@ -74,45 +113,45 @@ class ComparisonOption(Document):
 
 class ProseBlock(Document):
     kind: Literal["prose"]
-    heading: str = ""
+    heading: AuthoredLine = ""
     text: Text
 
 
 class TermsBlock(Document):
     kind: Literal["terms"]
-    heading: str = ""
+    heading: AuthoredLine = ""
     items: list[TermItem] = Field(min_length=1)
 
 
 class ComparisonBlock(Document):
     kind: Literal["comparison"]
-    heading: str = ""
+    heading: AuthoredLine = ""
     options: list[ComparisonOption] = Field(min_length=2)
 
 
 class StepsBlock(Document):
     kind: Literal["steps"]
-    heading: str = ""
+    heading: AuthoredLine = ""
     steps: list[Text] = Field(min_length=1)
 
 
 class CalloutBlock(Document):
     kind: Literal["callout"]
-    heading: str = ""
+    heading: AuthoredLine = ""
     tone: Literal["warning", "info", "tip"]
     text: Text
 
 
 class CodeBlock(Document):
     kind: Literal["code"]
-    heading: str = ""
+    heading: AuthoredLine = ""
     language: Annotated[str, StringConstraints(pattern=r"^[a-z0-9+-]+$")] = "python"
     code: Text
 
 
 class QuestionBlock(Document):
     kind: Literal["question"]
-    heading: str = ""
+    heading: AuthoredLine = ""
     question: Slug
 
 
@@ -120,6 +159,12 @@ Block = Annotated[
     ProseBlock | TermsBlock | ComparisonBlock | StepsBlock | CalloutBlock | CodeBlock | QuestionBlock,
     Field(discriminator="kind"),
 ]
+BlockDoc = ProseBlock | TermsBlock | ComparisonBlock | StepsBlock | CalloutBlock | CodeBlock | QuestionBlock
+
+
+def block_payload(block: BlockDoc) -> dict[str, Any]:
+    """What a lesson block stores beside its kind, heading and question: the rest of the block, defaults filled in."""
+    return block.model_dump(mode="json", exclude={"kind", "heading", "question"})
 
 
 class SectionDoc(Document):
@@ -133,7 +178,7 @@ class ExerciseDoc(Document):
     title: Title
     prompt: Text
     entry_point: Identifier
-    starter_code: str = ""
+    starter_code: AuthoredText = ""
     spec: dict[str, Any] = {}
     archived: bool = False
 
@@ -141,7 +186,7 @@ class ExerciseDoc(Document):
 class QuizDoc(Document):
     slug: Slug
     title: Title
-    description: str = ""
+    description: AuthoredText = ""
     archived: bool = False
     # Slugs of this lesson's questions, in the order the quiz lists them; at least one unless archived.
     questions: list[Slug] = []
@@ -150,9 +195,9 @@ class QuizDoc(Document):
 class LessonDoc(Document):
     slug: Slug
     title: Title
-    manual: str = ""
-    subject: str = ""
-    summary: str = ""
+    manual: AuthoredLine = ""
+    subject: AuthoredLine = ""
+    summary: AuthoredText = ""
     archived: bool = False
     sections: list[SectionDoc] = []
     decks: list[DeckDoc] = []
@@ -186,8 +231,10 @@ class RegionDoc(Document):
 class SceneDoc(Document):
     slug: Slug
     title: Title
-    instructions: str = ""
-    model_asset: Annotated[str, StringConstraints(min_length=1, max_length=300)]
+    instructions: AuthoredLine = ""
+    model_asset: Annotated[
+        str, AfterValidator(authored_line), AfterValidator(_length_within(min_length=1, max_length=300))
+    ]
     archived: bool = False
     regions: list[RegionDoc] = Field(min_length=1)
 
@@ -198,8 +245,8 @@ class CourseDoc(Document):
     version: Literal[1]
     slug: Slug
     title: Title
-    subject: str = ""
-    description: str = ""
+    subject: AuthoredLine = ""
+    description: AuthoredText = ""
     archived: bool = False
     lessons: list[LessonDoc] = []
     concepts: list[ConceptDoc] = []

@@ -8,10 +8,19 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails
 
-from apps.content.content_files.schema import SLUG_PATTERN, CourseDoc, LessonDoc, QuestionDoc, QuizDoc
+from apps.content.card_markup import ALLOWED_TAGS, MEDIA_PATH_PREFIX, card_html_clean
+from apps.content.content_files.schema import (
+    SLUG_PATTERN,
+    Block,
+    BlockDoc,
+    CourseDoc,
+    LessonDoc,
+    QuestionDoc,
+    QuizDoc,
+)
 from apps.content.content_files.source import ContentError, Location, ParsedFile
 from apps.quizzes.grading import normalize_text
 
@@ -32,9 +41,13 @@ def _data_location(data: Any, pydantic_location: tuple[Any, ...]) -> Location:
     """Drop the discriminator tags pydantic adds to union locations (e.g. 'prose')."""
     location: list[str | int] = []
     current = data
+    tag_dropped = False
     for part in pydantic_location:
-        if isinstance(current, dict) and part not in current and part == current.get("kind"):
+        # Once per item: a question block's missing `question` is named like its tag, and is a real field.
+        if not tag_dropped and isinstance(current, dict) and part not in current and part == current.get("kind"):
+            tag_dropped = True
             continue
+        tag_dropped = False
         location.append(part)
         if isinstance(current, dict):
             current = current.get(part)
@@ -118,6 +131,19 @@ def course_doc_from_file(parsed: ParsedFile) -> tuple[CourseDoc | None, list[Con
             for error in exc.errors(include_url=False)
         ]
         return None, errors
+
+
+_BLOCK_ADAPTER: TypeAdapter[BlockDoc] = TypeAdapter(Block)
+
+
+def block_doc_from_data(data: dict[str, Any]) -> tuple[BlockDoc | None, list[tuple[Location, str]]]:
+    """One lesson block checked on its own, as a course file's block is: the block, or where and why it is wrong."""
+    try:
+        return _BLOCK_ADAPTER.validate_python(data), []
+    except ValidationError as exc:
+        return None, [
+            (_data_location(data, tuple(error["loc"])), _message(error)) for error in exc.errors(include_url=False)
+        ]
 
 
 def _duplicates(parsed: ParsedFile, items: Iterable[tuple[Location, str]], what: str) -> list[ContentError]:
@@ -256,6 +282,7 @@ def course_doc_errors(parsed: ParsedFile, course: CourseDoc) -> list[ContentErro
     }
 
     errors += _match_giveaway_errors(parsed, course)
+    errors += _card_markup_errors(parsed, course)
     for kind, items in site_wide_slugs(course).items():
         errors += _duplicates(parsed, items, f"{kind} slug")
     errors += _duplicates(
@@ -322,6 +349,28 @@ def _match_giveaway_errors(parsed: ParsedFile, course: CourseDoc) -> list[Conten
                             "pairs it by reading; describe the idea without naming it",
                         )
                     )
+    return errors
+
+
+def _card_markup_errors(parsed: ParsedFile, course: CourseDoc) -> list[ContentError]:
+    """An HTML card holds only the allowed markup: clients show it as HTML, so anything else could run there."""
+    errors: list[ContentError] = []
+    for i, lesson in enumerate(course.lessons):
+        for d, deck in enumerate(lesson.decks):
+            for c, card in enumerate(deck.cards):
+                if card.format != "html":
+                    continue
+                for name in ("definition", "example"):
+                    value = getattr(card, name)
+                    if card_html_clean(value) != value:
+                        errors.append(
+                            parsed.error(
+                                ("lessons", i, "decks", d, "cards", c, name),
+                                "holds HTML an HTML card may not: only "
+                                f"{', '.join(sorted(ALLOWED_TAGS))} elements, src and alt on img, src and controls "
+                                f"on audio with media of this site ({MEDIA_PATH_PREFIX}...), and no comments",
+                            )
+                        )
     return errors
 
 

@@ -3,6 +3,7 @@
 from django.db import models
 from django.db.models import F, Q
 
+from apps.content.fields import AuthoredCharField, AuthoredTextField
 from apps.content.models.base import ArchivableModel, TimestampedModel
 from apps.content.models.courses import Course
 from apps.content.models.decks import Card
@@ -11,8 +12,8 @@ from apps.content.models.decks import Card
 class Concept(ArchivableModel):
     course = models.ForeignKey(Course, on_delete=models.PROTECT, related_name="concepts")
     slug = models.SlugField(max_length=80)
-    name = models.CharField(max_length=200)
-    definition = models.TextField()
+    name = AuthoredCharField(max_length=200)
+    definition = AuthoredTextField()
     position = models.IntegerField()
     cards = models.ManyToManyField(Card, related_name="concepts", blank=True)
 

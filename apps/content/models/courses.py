@@ -3,14 +3,15 @@
 from django.db import models
 from django.db.models import Q
 
+from apps.content.fields import AuthoredCharField, AuthoredTextField
 from apps.content.models.base import ArchivableModel, TimestampedModel
 
 
 class Course(ArchivableModel):
     slug = models.SlugField(max_length=80, unique=True)
-    title = models.CharField(max_length=200)
-    subject = models.CharField(max_length=200, blank=True)
-    description = models.TextField(blank=True)
+    title = AuthoredCharField(max_length=200)
+    subject = AuthoredCharField(max_length=200, blank=True)
+    description = AuthoredTextField(blank=True)
 
     class Meta:
         ordering = ["title", "id"]
@@ -22,10 +23,10 @@ class Course(ArchivableModel):
 class Lesson(ArchivableModel):
     course = models.ForeignKey(Course, on_delete=models.PROTECT, related_name="lessons")
     slug = models.SlugField(max_length=80, unique=True)
-    title = models.CharField(max_length=200)
-    manual = models.CharField(max_length=120, blank=True)
-    subject = models.CharField(max_length=200, blank=True)
-    summary = models.TextField(blank=True)
+    title = AuthoredCharField(max_length=200)
+    manual = AuthoredCharField(max_length=120, blank=True)
+    subject = AuthoredCharField(max_length=200, blank=True)
+    summary = AuthoredTextField(blank=True)
     position = models.IntegerField()
 
     class Meta:
@@ -41,7 +42,7 @@ class Lesson(ArchivableModel):
 class LessonSection(TimestampedModel):
     lesson = models.ForeignKey(Lesson, on_delete=models.CASCADE, related_name="sections")
     slug = models.SlugField(max_length=80)
-    title = models.CharField(max_length=200)
+    title = AuthoredCharField(max_length=200)
     position = models.IntegerField()
 
     class Meta:
@@ -71,7 +72,7 @@ class LessonBlock(TimestampedModel):
     section = models.ForeignKey(LessonSection, on_delete=models.CASCADE, related_name="blocks")
     position = models.IntegerField()
     kind = models.CharField(max_length=20, choices=BlockKind.choices)
-    heading = models.CharField(max_length=200, blank=True)
+    heading = AuthoredCharField(max_length=200, blank=True)
     payload = models.JSONField(default=dict, blank=True)
     question = models.ForeignKey(
         "content.Question", null=True, blank=True, on_delete=models.PROTECT, related_name="blocks"

@@ -1,7 +1,9 @@
 """Memory decks and their cards."""
 
 from django.db import models
+from django.db.models import Q
 
+from apps.content.fields import AuthoredCharField, AuthoredTextField
 from apps.content.models.base import ArchivableModel
 from apps.content.models.courses import Lesson
 
@@ -9,8 +11,8 @@ from apps.content.models.courses import Lesson
 class Deck(ArchivableModel):
     lesson = models.ForeignKey(Lesson, on_delete=models.PROTECT, related_name="decks")
     slug = models.SlugField(max_length=80, unique=True)
-    title = models.CharField(max_length=200)
-    description = models.TextField(blank=True)
+    title = AuthoredCharField(max_length=200)
+    description = AuthoredTextField(blank=True)
     position = models.IntegerField()
 
     class Meta:
@@ -23,13 +25,28 @@ class Deck(ArchivableModel):
         return self.title
 
 
+class CardFormat(models.TextChoices):
+    TEXT = "text", "Plain text"
+    HTML = "html", "Sanitized HTML"
+
+
 class Card(ArchivableModel):
     deck = models.ForeignKey(Deck, on_delete=models.PROTECT, related_name="cards")
     slug = models.SlugField(max_length=80)
-    term = models.CharField(max_length=200)
-    definition = models.TextField()
-    example = models.TextField(blank=True)
-    code = models.TextField(blank=True)
+    term = AuthoredCharField(max_length=200)
+    definition = AuthoredTextField()
+    example = AuthoredTextField(blank=True)
+    code = AuthoredTextField(blank=True)
+    tags = models.JSONField(default=list, blank=True, help_text="Labels carried over from Anki or a CSV file.")
+    anki_guid = models.CharField(
+        max_length=100, blank=True, help_text="The Anki note this card was imported from; re-imports update it."
+    )
+    format = models.CharField(
+        max_length=10,
+        choices=CardFormat.choices,
+        default=CardFormat.TEXT,
+        help_text="How clients render the definition and example: plain text, or sanitized HTML.",
+    )
     position = models.IntegerField()
 
     class Meta:
@@ -37,6 +54,10 @@ class Card(ArchivableModel):
         constraints = [
             models.UniqueConstraint(fields=["deck", "slug"], name="card_slug_unique"),
             models.UniqueConstraint(fields=["deck", "position"], name="card_position_unique"),
+            models.UniqueConstraint(
+                fields=["deck", "anki_guid"], condition=~Q(anki_guid=""), name="card_anki_guid_unique"
+            ),
+            models.CheckConstraint(condition=Q(format__in=CardFormat.values), name="card_format_valid"),
         ]
 
     def __str__(self) -> str:

@@ -2,6 +2,7 @@
 
 from django.db import models
 
+from apps.content.fields import AuthoredCharField, AuthoredTextField
 from apps.content.models.base import ArchivableModel
 from apps.content.models.courses import Lesson
 
@@ -9,10 +10,10 @@ from apps.content.models.courses import Lesson
 class PipelineExercise(ArchivableModel):
     lesson = models.ForeignKey(Lesson, on_delete=models.PROTECT, related_name="exercises")
     slug = models.SlugField(max_length=80, unique=True)
-    title = models.CharField(max_length=200)
-    prompt = models.TextField()
+    title = AuthoredCharField(max_length=200)
+    prompt = AuthoredTextField()
     entry_point = models.CharField(max_length=80, help_text="Name of the function the learner's code must define.")
-    starter_code = models.TextField(blank=True)
+    starter_code = AuthoredTextField(blank=True)
     spec = models.JSONField(
         default=dict,
         blank=True,

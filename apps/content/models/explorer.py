@@ -2,6 +2,7 @@
 
 from django.db import models
 
+from apps.content.fields import AuthoredCharField, AuthoredTextField
 from apps.content.models.base import ArchivableModel
 from apps.content.models.courses import Course
 from apps.content.models.decks import Card
@@ -10,9 +11,9 @@ from apps.content.models.decks import Card
 class ExplorerScene(ArchivableModel):
     course = models.ForeignKey(Course, on_delete=models.PROTECT, related_name="scenes")
     slug = models.SlugField(max_length=80, unique=True)
-    title = models.CharField(max_length=200)
-    instructions = models.CharField(max_length=300, blank=True)
-    model_asset = models.CharField(
+    title = AuthoredCharField(max_length=200)
+    instructions = AuthoredCharField(max_length=300, blank=True)
+    model_asset = AuthoredCharField(
         max_length=300, help_text="Path of the 3D model (glTF) relative to EXPLORER_ASSET_BASE_URL."
     )
     position = models.IntegerField()
@@ -30,8 +31,8 @@ class ExplorerScene(ArchivableModel):
 class ExplorerRegion(ArchivableModel):
     scene = models.ForeignKey(ExplorerScene, on_delete=models.CASCADE, related_name="regions")
     slug = models.SlugField(max_length=80)
-    title = models.CharField(max_length=200)
-    description = models.TextField()
+    title = AuthoredCharField(max_length=200)
+    description = AuthoredTextField()
     position = models.IntegerField()
     cards = models.ManyToManyField(Card, related_name="regions", blank=True)
 

@@ -3,6 +3,7 @@
 from django.db import models
 from django.db.models import Q
 
+from apps.content.fields import AuthoredCharField, AuthoredTextField
 from apps.content.models.base import ArchivableModel, TimestampedModel
 from apps.content.models.courses import Lesson
 from apps.content.models.decks import Card
@@ -19,8 +20,8 @@ class Question(ArchivableModel):
     lesson = models.ForeignKey(Lesson, on_delete=models.PROTECT, related_name="questions")
     slug = models.SlugField(max_length=80, unique=True)
     kind = models.CharField(max_length=20, choices=QuestionKind.choices)
-    prompt = models.TextField()
-    explanation = models.TextField()
+    prompt = AuthoredTextField()
+    explanation = AuthoredTextField()
     numeric_answer = models.FloatField(null=True, blank=True)
     tolerance = models.FloatField(null=True, blank=True)
     position = models.IntegerField()
@@ -46,7 +47,7 @@ class Question(ArchivableModel):
 class Choice(TimestampedModel):
     question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="choices")
     key = models.SlugField(max_length=40, help_text="Stable identifier within the question.")
-    text = models.TextField()
+    text = AuthoredTextField()
     is_correct = models.BooleanField(default=False)
     position = models.IntegerField()
 
@@ -63,7 +64,7 @@ class Choice(TimestampedModel):
 
 class AcceptedAnswer(TimestampedModel):
     question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="accepted_answers")
-    text = models.CharField(max_length=200)
+    text = AuthoredCharField(max_length=200)
     position = models.IntegerField()
 
     class Meta:

@@ -3,6 +3,7 @@
 from django.core.exceptions import ValidationError
 from django.db import models
 
+from apps.content.fields import AuthoredCharField, AuthoredTextField
 from apps.content.models.base import ArchivableModel, TimestampedModel
 from apps.content.models.courses import Lesson
 from apps.content.models.questions import Question
@@ -11,8 +12,8 @@ from apps.content.models.questions import Question
 class Quiz(ArchivableModel):
     lesson = models.ForeignKey(Lesson, on_delete=models.PROTECT, related_name="quizzes")
     slug = models.SlugField(max_length=80, unique=True)
-    title = models.CharField(max_length=200)
-    description = models.TextField(blank=True)
+    title = AuthoredCharField(max_length=200)
+    description = AuthoredTextField(blank=True)
     position = models.IntegerField()
     questions = models.ManyToManyField(Question, through="QuizQuestion", related_name="quizzes", blank=True)
 

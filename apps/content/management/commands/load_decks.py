@@ -14,6 +14,8 @@ from apps.content.content_files.source import ContentFilesInvalid
 
 # Below this many rows a load takes about a second and progress lines are noise.
 PROGRESS_MIN_ROWS = 1000
+# Items listed per kind at the default verbosity: enough to check a small edit, not a screenful per 10,000 cards.
+LISTED_ITEMS_PER_KIND = 20
 
 
 class Command(BaseCommand):
@@ -47,8 +49,14 @@ class Command(BaseCommand):
                 self.stderr.write(str(error))
             raise CommandError(f"{len(exc.errors)} error(s); nothing was loaded.") from exc
 
-        for line in report.lines():
+        verbosity: int = options["verbosity"]
+        if verbosity == 0:
+            return
+        limit = None if verbosity >= 2 else LISTED_ITEMS_PER_KIND
+        for line in report.item_lines(limit=limit):
             self.stdout.write(line)
+        if limit is not None and any(group.more for group in report.groups(limit=limit)):
+            self.stdout.write("(run with -v 2 to list every item)")
         verb = "would change" if options["dry_run"] else "loaded"
         summary = "no changes" if not report.changed else verb
         self.stdout.write(

@@ -1,0 +1,1 @@
+"""Decks in and out of other tools: Anki packages and CSV/TSV files."""
