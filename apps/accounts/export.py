@@ -20,7 +20,7 @@ from apps.games.models import MatchAttempt, MatchBoard, MatchItem
 from apps.quizzes.models import QuestionMemory, QuizAnswer, QuizAttempt
 from apps.reminders.models import ReminderEmail, ReminderPreference
 from apps.srs.learner_settings import SETTINGS_FIELDS
-from apps.srs.models import CardMemory, DeckPass, ReviewLog, SchedulingSettings
+from apps.srs.models import AnkiHistoryImport, CardMemory, DeckPass, ReviewLog, SchedulingSettings
 
 EXPORT_FORMAT_VERSION = 1
 
@@ -126,6 +126,23 @@ def srs_export(learner: Any) -> dict[str, Any]:
             DeckPass.objects.filter(learner=learner)
             .order_by("finished_at", "pk")
             .values("id", "deck__slug", "client_pass_id", "known", "total", "started_at", "finished_at", "recorded_at")
+        ),
+        # The uploaded package is left out: it is the learner's own file, and it is removed once the import ends.
+        "anki_history_imports": _rows(
+            AnkiHistoryImport.objects.filter(learner=learner)
+            .order_by("created_at", "pk")
+            .values(
+                "id",
+                "status",
+                "package_bytes",
+                "total_entries",
+                "matched",
+                "applied",
+                "skipped",
+                "error_message",
+                "created_at",
+                "finished_at",
+            )
         ),
     }
 

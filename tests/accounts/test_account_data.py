@@ -23,7 +23,15 @@ from apps.explore.models import RegionVisit
 from apps.games.models import MatchAttempt, MatchBoard, MatchItem
 from apps.quizzes.models import QuestionMemory, QuizAnswer, QuizAttempt
 from apps.reminders.models import ReminderEmail, ReminderPreference
-from apps.srs.models import CardMemory, DeckPass, ReviewKind, ReviewLog, SchedulingSettings
+from apps.srs.models import (
+    AnkiHistoryImport,
+    AnkiHistoryStatus,
+    CardMemory,
+    DeckPass,
+    ReviewKind,
+    ReviewLog,
+    SchedulingSettings,
+)
 from apps.srs.services import ReviewInput, review_undo, reviews_submit
 from tests.accounts.conftest import PASSWORD, client_with
 
@@ -51,6 +59,7 @@ LEARNER_TABLES: list[type[models.Model]] = [
     Submission,
     ReminderPreference,
     ReminderEmail,
+    AnkiHistoryImport,
 ]
 _OWNER = {MatchItem: "board__learner", MatchAttempt: "board__learner", QuizAnswer: "attempt__learner"}
 
@@ -156,6 +165,10 @@ def fill(learner: Any, tag: str) -> Filled:
         score=0.75,
         result={"checks": [f"passed {tag}"]},
     )
+    AnkiHistoryImport.objects.create(
+        learner=learner, status=AnkiHistoryStatus.DONE, package_bytes=1234, total_entries=3, applied=2,
+        skipped={"manual": 1}, finished_at=NOW,
+    )  # fmt: skip
     Token.objects.get_or_create(user=learner)
     return Filled(learner=learner, code=code, undone_review_id=undone.pk)
 
@@ -209,6 +222,10 @@ def test_the_export_holds_everything_stored_about_the_learner(two_learners):
     assert reviewed["state_after"]["stability"] > 0
     assert undo["state_before"] == reviewed["state_after"]
     assert srs["deck_passes"][0]["known"] == 2
+    assert [(row["status"], row["applied"], row["skipped"]) for row in srs["anki_history_imports"]] == [
+        ("done", 2, {"manual": 1})
+    ]
+    assert "package" not in srs["anki_history_imports"][0]
     reminders = document["reminders"]
     assert reminders["reminder_preference"]["local_hour"] == 7
     assert reminders["reminder_emails"][0]["due_cards"] == 4
@@ -286,6 +303,21 @@ def test_staff_can_delete_their_own_account(staff_user):
     response = client_with(token.key).post(f"{ME}delete/", {"password": "another long passphrase"}, format="json")
     assert response.status_code == 204
     assert not get_user_model().objects.filter(pk=staff_user.pk).exists()
+
+
+def test_every_table_that_points_at_a_learner_is_listed_here():
+    # The export and the deletion tests cover LEARNER_TABLES; a new table of learners' rows must join it.
+    user_model = get_user_model()
+    staff_only = {"admin.LogEntry"}
+    pointing = {
+        model
+        for model in apps.get_models()
+        if not model._meta.proxy
+        for field in model._meta.get_fields()
+        if field.is_relation and field.concrete and field.related_model is user_model
+    }
+    unlisted = sorted(model._meta.label for model in pointing - set(LEARNER_TABLES))
+    assert [label for label in unlisted if label not in staff_only] == []
 
 
 def test_no_relation_to_a_user_can_block_deleting_them():
