@@ -28,7 +28,7 @@ from apps.explore.models import RegionVisit
 from apps.games.models import MatchAttempt, MatchBoard, MatchItem
 from apps.quizzes.models import QuestionMemory, QuizAnswer, QuizAttempt
 from apps.reminders.models import ReminderPreference
-from apps.srs.models import CardMemory, DeckPass, ReviewLog, SchedulingSettings
+from apps.srs.models import AnkiHistoryImport, AnkiHistoryStatus, CardMemory, DeckPass, ReviewLog, SchedulingSettings
 
 pytestmark = pytest.mark.django_db
 
@@ -65,6 +65,7 @@ class Owner:
     board_pair: tuple[str, str]
     attempt_id: int
     submission_id: int
+    history_import_id: int
 
 
 @pytest.fixture
@@ -110,6 +111,9 @@ def owner(shipped_course) -> Owner:
     ok(client.post(f"{API}explorer/{SCENE}/regions/{REGION}/visits/", {}, format="json"), 201)
     submission_id = ok(client.post(f"{API}exercises/{EXERCISE}/submissions/", {"code": CODE}, format="json"), 202)["id"]
     CardMemory.objects.filter(learner=user, card=cards[0]).update(is_leech=True, suspended=True, lapses=8)
+    history_import = AnkiHistoryImport.objects.create(
+        learner=user, status=AnkiHistoryStatus.DONE, total_entries=2, applied=2, finished_at=now
+    )
 
     return Owner(
         user=user,
@@ -121,6 +125,7 @@ def owner(shipped_course) -> Owner:
         board_pair=(first.term_id, first.definition_id),
         attempt_id=attempt_id,
         submission_id=submission_id,
+        history_import_id=history_import.pk,
     )
 
 
@@ -144,6 +149,7 @@ OWNED: dict[type[models.Model], str] = {
     RegionVisit: "learner",
     Submission: "learner",
     ReminderPreference: "learner",
+    AnkiHistoryImport: "learner",
 }
 
 
@@ -182,6 +188,7 @@ ID_ROUTES: dict[str, Callable[[Owner], Call]] = {
     ),
     "quiz-attempts/<int:attempt_id>/finish/": lambda a: ("post", f"quiz-attempts/{a.attempt_id}/finish/", None),
     "submissions/<int:submission_id>/": lambda a: ("get", f"submissions/{a.submission_id}/", None),
+    "anki-history/<int:import_id>/": lambda a: ("get", f"anki-history/{a.history_import_id}/", None),
 }
 # Routes with an id that hold course content, the same for every learner.
 CONTENT_ID_ROUTES: dict[str, Callable[[Owner], str]] = {

@@ -93,6 +93,9 @@ def test_a_fresh_learner_gets_new_cards_in_deck_order(learner_client, deck_cards
         "definition": deck_cards[0].definition,
         "example": deck_cards[0].example,
         "code": deck_cards[0].code,
+        "format": "text",
+        "tags": [],
+        "anki_guid": "",
     }
 
 
