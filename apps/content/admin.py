@@ -32,7 +32,7 @@ from django.utils.text import Truncator
 
 from apps.common.errors import DomainError, error_response
 from apps.content import admin_views, previews
-from apps.content.admin_forms import CardAdminForm, CardConceptsFormSetMixin, LessonBlockAdminForm
+from apps.content.admin_forms import CardAdminForm, CardConceptsFormSetMixin, LessonBlockAdminForm, ReadableJSONField
 from apps.content.admin_rules import CourseRulesAdmin
 from apps.content.content_files.load import LoadReport, content_sources_load
 from apps.content.content_files.source import ContentError, ContentFilesInvalid, ContentSource
@@ -797,6 +797,7 @@ class QuizQuestionAdmin(CourseRulesAdmin, PositionedAdmin):
 
 @admin.register(PipelineExercise)
 class PipelineExerciseAdmin(CourseRulesAdmin, PositionedArchivableAdmin):
+    formfield_overrides = {models.JSONField: {"form_class": ReadableJSONField}}
     list_display = ("title", "slug", "lesson", "entry_point", "position", "archived")
     list_editable = ("archived",)
     list_filter = (ArchivedStatusFilter, "lesson__course", "lesson")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django import forms
@@ -62,11 +63,29 @@ class CardConceptsFormSetMixin(BaseInlineFormSet):
         return {**super().get_form_kwargs(index), "deck": self.instance}
 
 
+class ReadableJSONField(forms.JSONField):
+    """JSON shown indented, one key per line, so a payload or a grading spec can be read and edited in place.
+
+    Whether it changed is decided on the parsed value, so the layout is never a change.
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("widget", forms.Textarea(attrs={"rows": 12, "cols": 90, "spellcheck": "false"}))
+        super().__init__(**kwargs)
+
+    def prepare_value(self, value: Any) -> Any:
+        if isinstance(value, forms.fields.InvalidJSONInput):
+            return value
+        return json.dumps(value, ensure_ascii=False, indent=2, cls=self.encoder)
+
+
 class LessonBlockAdminForm(forms.ModelForm):
     """A block checked as a course file's block is, and stored with the payload the loader would store.
 
     The admin sets its model and fields.
     """
+
+    payload = ReadableJSONField(required=False, help_text="The block's fields as in a course file, as JSON.")
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}

@@ -13,7 +13,7 @@ from django.db.models import Count
 from django.test import Client
 from django.urls import reverse
 
-from apps.content.models import Card, Deck
+from apps.content.models import Card, Deck, LessonBlock
 from tests.content.admin_forms import form_submission
 
 pytestmark = pytest.mark.django_db
@@ -110,3 +110,15 @@ def test_editing_one_card_on_the_deck_page_changes_that_card_only(staff_client, 
     assert {name for name in old if old[name] != changed_rows[0][name]} == {"term", "updated_at"}
     assert changed_rows[0]["term"] == "A renamed term"
     assert LogEntry.objects.count() == logged + 1
+
+
+def test_a_block_payload_is_shown_indented_and_saving_it_so_changes_nothing(staff_client, shipped_course):
+    block = LessonBlock.objects.filter(kind="code").first()
+    assert block is not None
+    submitted = form_submission(staff_client.get(change_url(block)).content.decode(), "lessonblock_form")
+    # One key per line: the code's own line breaks stay escaped inside its string.
+    assert submitted["payload"][0].startswith('{\r\n  "')
+    before = content_rows()
+    response = staff_client.post(change_url(block), {**submitted, "_save": ["Save"]})
+    assert response.status_code == 302
+    assert content_rows() == before
