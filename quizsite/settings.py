@@ -380,6 +380,31 @@ CELERY_BEAT_SCHEDULE["anki-history-resume"] = {
     "schedule": 60.0,
     "options": {"queue": "default", "expire_seconds": 55},
 }
+# A reschedule queued when its learner's settings changed, which the broker did not take or whose
+# worker died, is handed over again.
+CELERY_BEAT_SCHEDULE["reschedules-resume"] = {
+    "task": "apps.srs.tasks.reschedules_resume",
+    "schedule": 60.0,
+    "options": {"queue": "default", "expire_seconds": 55},
+}
+# Retention advice queued by a settings request, which the broker did not take or whose worker died,
+# is handed over again.
+CELERY_BEAT_SCHEDULE["retention-advice-resume"] = {
+    "task": "apps.srs.tasks.retention_advice_resume",
+    "schedule": 60.0,
+    "options": {"queue": "default", "expire_seconds": 55},
+}
+# A background job's status (a parameter fit, a reschedule): one set of values, one enum in the schema.
+SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]["BackgroundJobStatusEnum"] = ["queued", "running", "done", "failed"]  # type: ignore[index]
+# Retention advice is ready, still being computed, or failed: a status of its own beside the jobs'.
+SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]["RetentionAdviceStatusEnum"] = ["computing", "ready", "failed"]  # type: ignore[index]
+# Nightly, at an hour most learners sleep: each learner due a fit of their FSRS weights to their own
+# reviews (apps.srs.optimization says when) gets one task; a fit takes well under a second.
+CELERY_BEAT_SCHEDULE["parameter-fits-dispatch"] = {
+    "task": "apps.srs.tasks.parameter_fits_dispatch",
+    "schedule": crontab(hour=3, minute=30),
+    "options": {"queue": "default", "expire_seconds": 6 * 3600},
+}
 CELERY_BEAT_SCHEDULE["submissions-reap"] = {
     "task": "apps.exercises.tasks.submissions_reap",
     "schedule": SUBMISSION_REAP_SECONDS,
@@ -459,6 +484,9 @@ _THROTTLE_RATE_DEFAULTS = {
     "reviews_ip": "600/min",
     # Submissions: per learner, SUBMISSIONS_PER_MINUTE, counted by the service in the database.
     "submissions_ip": "30/min",
+    # Fits asked for now (POST /srs/optimize/): a fit costs a worker under a second, and the nightly run
+    # fits everyone due anyway; a few a day is all a learner needs.
+    "optimize_learner": "6/day",
     # Signing in, per address, whatever the account.
     "login_ip": "10/min",
     # Registering and password resets, per address: each sends email or makes an account.

@@ -2,7 +2,8 @@
 
 Each app that stores personal data has one exporter here and one line in EXPORTERS; the document
 has one key per line. Exporters read each table once with `.values()` (one query per table, never
-one per row) and nest child rows in Python.
+one per row) and nest child rows in Python. Each is given the moment the document is made, for the
+figures that depend on it (a card's probability of recall).
 """
 
 from __future__ import annotations
@@ -19,12 +20,23 @@ from apps.explore.models import RegionVisit
 from apps.games.models import MatchAttempt, MatchBoard, MatchItem
 from apps.quizzes.models import QuestionMemory, QuizAnswer, QuizAttempt
 from apps.reminders.models import ReminderEmail, ReminderPreference
+from apps.srs.config import scheduler_config_get
 from apps.srs.learner_settings import SETTINGS_FIELDS
-from apps.srs.models import AnkiHistoryImport, CardMemory, DeckPass, ReviewLog, SchedulingSettings
+from apps.srs.models import (
+    AnkiHistoryImport,
+    CardMemory,
+    DeckPass,
+    ParameterFit,
+    Reschedule,
+    ReviewLog,
+    SchedulingSettings,
+    StoredRetentionAdvice,
+)
+from apps.srs.recall import RecallBasis
 
 EXPORT_FORMAT_VERSION = 1
 
-Exporter = Callable[[Any], dict[str, Any]]
+Exporter = Callable[[Any, datetime], dict[str, Any]]
 
 _USER_FIELDS = (
     "id",
@@ -65,7 +77,7 @@ def _grouped(rows: Iterable[Mapping[str, Any]], *, key: str) -> dict[Any, list[d
     return groups
 
 
-def accounts_export(learner: Any) -> dict[str, Any]:
+def accounts_export(learner: Any, now: datetime) -> dict[str, Any]:
     # Never the password hash: a copy of the export must not help anyone sign in.
     return {
         "user": {name: getattr(learner, name) for name in _USER_FIELDS},
@@ -77,32 +89,39 @@ def accounts_export(learner: Any) -> dict[str, Any]:
     }
 
 
-def srs_export(learner: Any) -> dict[str, Any]:
+_MEMORY_STATE_FIELDS = ("stage", "step", "stability", "difficulty", "due", "last_review", "reps", "lapses")
+
+
+def _card_memories(learner: Any, now: datetime) -> list[dict[str, Any]]:
+    """The learner's card memories, each with its probability of recall at `now` as every API response gives it."""
+    rows = (
+        CardMemory.objects.filter(learner=learner)
+        .order_by("card__deck__slug", "card__position", "pk")
+        .values(
+            "card_id",
+            "card__slug",
+            "card__deck__slug",
+            *_MEMORY_STATE_FIELDS,
+            "first_review",
+            "is_leech",
+            "suspended",
+            "updated_at",
+        )
+    )
+    basis = RecallBasis(config=scheduler_config_get(learner=learner), now=now)
+    memories = []
+    for row in rows:
+        recall = basis.of_memory(CardMemory(**{name: row[name] for name in _MEMORY_STATE_FIELDS}))
+        memories.append(row | {"recall_probability": recall.probability, "recall_computed_at": recall.computed_at})
+    return _rows(memories)
+
+
+def srs_export(learner: Any, now: datetime) -> dict[str, Any]:
     return {
         "scheduling_settings": _first(
             SchedulingSettings.objects.filter(learner=learner).values(*SETTINGS_FIELDS, "updated_at")
         ),
-        "card_memories": _rows(
-            CardMemory.objects.filter(learner=learner)
-            .order_by("card__deck__slug", "card__position", "pk")
-            .values(
-                "card_id",
-                "card__slug",
-                "card__deck__slug",
-                "stage",
-                "step",
-                "stability",
-                "difficulty",
-                "due",
-                "last_review",
-                "first_review",
-                "reps",
-                "lapses",
-                "is_leech",
-                "suspended",
-                "updated_at",
-            )
-        ),
+        "card_memories": _card_memories(learner, now),
         "review_log": _rows(
             ReviewLog.objects.filter(learner=learner)
             .order_by("reviewed_at", "pk")
@@ -144,10 +163,70 @@ def srs_export(learner: Any) -> dict[str, Any]:
                 "finished_at",
             )
         ),
+        "reschedules": _rows(
+            Reschedule.objects.filter(learner=learner)
+            .order_by("created_at", "pk")
+            .values(
+                "id",
+                "reason",
+                "status",
+                "cards_total",
+                "cards_examined",
+                "cards_moved",
+                "error_message",
+                "created_at",
+                "started_at",
+                "finished_at",
+            )
+        ),
+        "parameter_fits": _rows(
+            ParameterFit.objects.filter(learner=learner)
+            .order_by("created_at", "pk")
+            .values(
+                "id",
+                "status",
+                "trigger",
+                "parameters",
+                "fitted_on_reviews",
+                "evaluated_on_reviews",
+                "log_loss",
+                "rmse_bins",
+                "previous_parameters",
+                "previous_log_loss",
+                "previous_rmse_bins",
+                "adopted",
+                "reason",
+                "created_at",
+                "started_at",
+                "finished_at",
+            )
+        ),
+        "retention_advice": _rows(
+            StoredRetentionAdvice.objects.filter(learner=learner)
+            .order_by("requested_at", "pk")
+            .values(
+                "id",
+                "status",
+                "parameters_source",
+                "desired_retention",
+                "deck_size_bucket",
+                "advised_retention",
+                "advised_reviews_per_day",
+                "advised_minutes_per_day",
+                "advised_seconds_per_remembered_card",
+                "current_reviews_per_day",
+                "current_minutes_per_day",
+                "current_seconds_per_remembered_card",
+                "review_seconds_source",
+                "error_message",
+                "requested_at",
+                "computed_at",
+            )
+        ),
     }
 
 
-def reminders_export(learner: Any) -> dict[str, Any]:
+def reminders_export(learner: Any, now: datetime) -> dict[str, Any]:
     return {
         "reminder_preference": _first(
             ReminderPreference.objects.filter(learner=learner).values("enabled", "local_hour", "updated_at")
@@ -160,7 +239,7 @@ def reminders_export(learner: Any) -> dict[str, Any]:
     }
 
 
-def games_export(learner: Any) -> dict[str, Any]:
+def games_export(learner: Any, now: datetime) -> dict[str, Any]:
     items = _grouped(
         MatchItem.objects.filter(board__learner=learner)
         .order_by("board_id", "term_position")
@@ -217,7 +296,7 @@ def games_export(learner: Any) -> dict[str, Any]:
     return {"match_boards": boards}
 
 
-def quizzes_export(learner: Any) -> dict[str, Any]:
+def quizzes_export(learner: Any, now: datetime) -> dict[str, Any]:
     answers = _grouped(
         QuizAnswer.objects.filter(attempt__learner=learner)
         .order_by("attempt_id", "answered_at", "pk")
@@ -253,7 +332,7 @@ def quizzes_export(learner: Any) -> dict[str, Any]:
     }
 
 
-def explore_export(learner: Any) -> dict[str, Any]:
+def explore_export(learner: Any, now: datetime) -> dict[str, Any]:
     return {
         "region_visits": _rows(
             RegionVisit.objects.filter(learner=learner)
@@ -263,7 +342,7 @@ def explore_export(learner: Any) -> dict[str, Any]:
     }
 
 
-def exercises_export(learner: Any) -> dict[str, Any]:
+def exercises_export(learner: Any, now: datetime) -> dict[str, Any]:
     return {
         "submissions": _rows(
             Submission.objects.filter(learner=learner)
@@ -302,5 +381,5 @@ def account_export(*, learner: Any, now: datetime) -> dict[str, Any]:
     """The whole document: when it was made, in which format, then each app's part."""
     document: dict[str, Any] = {"format_version": EXPORT_FORMAT_VERSION, "exported_at": now}
     for name, exporter in EXPORTERS.items():
-        document[name] = exporter(learner)
+        document[name] = exporter(learner, now)
     return document

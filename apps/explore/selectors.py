@@ -14,10 +14,9 @@ from apps.content.selectors import scenes_list
 from apps.explore.layout import LinkKey, Position
 from apps.explore.models import ConstellationLayout, RegionVisit
 from apps.explore.services import constellation_layout_ensure
-from apps.srs.config import scheduler_config_from_settings, scheduling_settings_get
-from apps.srs.memory import memory_state_of
+from apps.srs.config import scheduler_config_get
 from apps.srs.models import CardMemory
-from apps.srs.scheduling import retrievability
+from apps.srs.recall import CardRecall, RecallBasis, mastery_of
 
 # How a link reads from its target's side: "Shuffling enables X" becomes "X is enabled by Shuffling".
 INVERSE_LABELS: dict[str, str] = {
@@ -146,17 +145,18 @@ def _add_mastery(nodes: list[Node], *, learner: Any, now: datetime) -> None:
     card_ids = {card.pk for node in nodes for card in node.cards}
     if not card_ids:
         return
-    config = scheduler_config_from_settings(scheduling_settings_get(learner=learner))
-    recall: dict[int, float] = {}
+    basis = RecallBasis(config=scheduler_config_get(learner=learner), now=now)
+    recall: dict[int, CardRecall] = {}
     memories = CardMemory.objects.filter(learner=learner, card_id__in=card_ids).only(
         "card_id", "stage", "step", "stability", "difficulty", "due", "last_review", "reps", "lapses"
     )
     for memory in memories:
-        recall[memory.card_id] = retrievability(memory_state_of(memory), now=now, config=config)
+        recall[memory.card_id] = basis.of_memory(memory)
     for node in nodes:
         studied = [recall[card.pk] for card in node.cards if card.pk in recall]
         node.cards_studied = len(studied)
-        node.mastery = round(sum(studied) / node.cards_total, 4) if node.cards_total else 0.0
+        # Unrounded, as the statistics' deck mastery is: the two are the same mean of the same figures.
+        node.mastery = mastery_of(studied, cards_total=node.cards_total)
 
 
 def scene_get(*, slug: str, learner: Any) -> ExplorerScene:

@@ -10,7 +10,7 @@ from django.http import HttpRequest
 
 from apps.common.admin import ReadOnlyAdmin
 from apps.srs.learner_settings import SETTINGS_FIELDS, scheduling_settings_errors
-from apps.srs.models import CardMemory, DeckPass, ReviewLog, SchedulerProfile, SchedulingSettings
+from apps.srs.models import CardMemory, DeckPass, ParameterFit, ReviewLog, SchedulerProfile, SchedulingSettings
 
 
 class SchedulingSettingsForm(forms.ModelForm):
@@ -37,7 +37,7 @@ class SchedulingSettingsAdmin(admin.ModelAdmin):
     list_select_related = ("learner",)
     search_fields = ("learner__username",)
     raw_id_fields = ("learner",)
-    readonly_fields = ("updated_at",)
+    readonly_fields = ("updated_at", "optimized_at", "reviews_at_last_fit")
 
 
 @admin.register(CardMemory)
@@ -91,3 +91,26 @@ class DeckPassAdmin(ReadOnlyAdmin):
 class SchedulerProfileAdmin(ReadOnlyAdmin):
     list_display = ("digest", "created_at")
     search_fields = ("digest",)
+
+
+@admin.register(ParameterFit)
+class ParameterFitAdmin(ReadOnlyAdmin):
+    """Every fit of a learner's weights, adopted or not, with how both weight sets scored."""
+
+    list_display = (
+        "id",
+        "learner",
+        "status",
+        "trigger",
+        "fitted_on_reviews",
+        "log_loss",
+        "previous_log_loss",
+        "rmse_bins",
+        "previous_rmse_bins",
+        "adopted",
+        "created_at",
+    )
+    list_filter = ("status", "trigger", "adopted")
+    list_select_related = ("learner",)
+    search_fields = ("learner__username",)
+    date_hierarchy = "created_at"

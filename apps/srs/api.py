@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.utils import timezone
@@ -15,6 +16,8 @@ from apps.common.query import QueryIntegerField, query_params_validate
 from apps.common.schema import error_statuses
 from apps.common.throttling import ScopedAddressRateThrottle, ScopedLearnerRateThrottle
 from apps.content.selectors import deck_get
+from apps.srs.config import scheduler_config_get
+from apps.srs.recall import RecallBasis
 from apps.srs.selectors import DEFAULT_STUDY_LIMIT, MAX_STUDY_LIMIT, study_queue_get
 from apps.srs.serializers import (
     ReviewBatchInput,
@@ -35,6 +38,11 @@ def _review_data(data: dict[str, Any]) -> ReviewData:
         reviewed_at=data.get("reviewed_at"),
         duration_ms=data.get("duration_ms"),
     )
+
+
+def _recall_context(request: Request, *, now: datetime) -> dict[str, Any]:
+    """What ReviewOutput needs for the card's probability of recall at `now`, the time the request was handled."""
+    return {"recall_basis": RecallBasis(config=scheduler_config_get(learner=request.user), now=now)}
 
 
 class StudyView(APIView):
@@ -93,9 +101,11 @@ class ReviewCreateView(APIView):
     def post(self, request: Request) -> Response:
         body = ReviewInput(data=request.data)
         body.is_valid(raise_exception=True)
-        outcome = review_submit(learner=request.user, review=_review_data(body.validated_data), now=timezone.now())
+        now = timezone.now()
+        outcome = review_submit(learner=request.user, review=_review_data(body.validated_data), now=now)
         return Response(
-            ReviewOutput(outcome).data, status=status.HTTP_201_CREATED if outcome.created else status.HTTP_200_OK
+            ReviewOutput(outcome, context=_recall_context(request, now=now)).data,
+            status=status.HTTP_201_CREATED if outcome.created else status.HTTP_200_OK,
         )
 
 
@@ -120,13 +130,15 @@ class ReviewBatchView(APIView):
     def post(self, request: Request) -> Response:
         body = ReviewBatchInput(data=request.data)
         body.is_valid(raise_exception=True)
+        now = timezone.now()
         outcomes = reviews_submit(
             learner=request.user,
             reviews=[_review_data(item) for item in body.validated_data["reviews"]],
-            now=timezone.now(),
+            now=now,
             field_prefix="reviews.{index}.",
         )
-        return Response({"results": [ReviewOutput(outcome).data for outcome in outcomes]})
+        context = _recall_context(request, now=now)
+        return Response({"results": [ReviewOutput(outcome, context=context).data for outcome in outcomes]})
 
 
 class ReviewUndoView(APIView):
@@ -141,5 +153,6 @@ class ReviewUndoView(APIView):
     )
     @error_statuses(409, retry_after=(409,))
     def post(self, request: Request, review_id: int) -> Response:
-        outcome = review_undo(learner=request.user, review_id=review_id, now=timezone.now())
-        return Response(ReviewOutput(outcome).data)
+        now = timezone.now()
+        outcome = review_undo(learner=request.user, review_id=review_id, now=now)
+        return Response(ReviewOutput(outcome, context=_recall_context(request, now=now)).data)

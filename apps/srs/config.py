@@ -45,6 +45,11 @@ def scheduler_config_from_settings(settings: SchedulingSettings) -> SchedulerCon
     )
 
 
+def scheduler_config_get(*, learner: Any) -> SchedulerConfig:
+    """The config the learner's cards are scheduled with now: their settings as `scheduling_settings_get` reads them."""
+    return scheduler_config_from_settings(scheduling_settings_get(learner=learner))
+
+
 def _config_json(config: SchedulerConfig) -> dict[str, Any]:
     data = asdict(config)
     return {key: list(value) if isinstance(value, tuple) else value for key, value in data.items()}

@@ -12,7 +12,8 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from apps.common.errors import DomainError
-from apps.srs.models import SchedulingSettings
+from apps.srs.load_balancing import WEEKDAYS
+from apps.srs.models import RescheduleReason, SchedulingSettings
 from apps.srs.scheduling import DEFAULT_PARAMETERS, parameters_valid
 
 SETTINGS_FIELDS: tuple[str, ...] = (
@@ -27,6 +28,10 @@ SETTINGS_FIELDS: tuple[str, ...] = (
     "fsrs_parameters",
     "leech_threshold",
     "suspend_leeches",
+    "auto_optimize",
+    "parameters_pinned",
+    "load_balancing",
+    "easy_days",
 )
 
 # Below 0.70 FSRS schedules so rarely that most cards are forgotten; above 0.99 the workload explodes.
@@ -129,10 +134,24 @@ def scheduling_settings_errors(values: Mapping[str, Any]) -> dict[str, list[str]
     zone = values["timezone"]
     if not isinstance(zone, str) or zone not in time_zone_names():
         checks["timezone"] = [f"{zone!r} is not an IANA time zone name such as Europe/Paris or America/New_York."]
-    if not isinstance(values["suspend_leeches"], bool):
-        checks["suspend_leeches"] = [f"Expected true or false, got {values['suspend_leeches']!r}."]
+    for name in ("suspend_leeches", "auto_optimize", "parameters_pinned", "load_balancing"):
+        if not isinstance(values[name], bool):
+            checks[name] = [f"Expected true or false, got {values[name]!r}."]
+    checks["easy_days"] = _easy_days_errors(values["easy_days"])
     errors |= {name: messages for name, messages in checks.items() if messages}
     return errors
+
+
+def _easy_days_errors(value: Any) -> list[str]:
+    if not isinstance(value, dict):
+        return [f"Expected an object of weekday names to shares from 0 to 1, got {value!r}."]
+    unknown = sorted(str(name) for name in value if name not in WEEKDAYS)
+    if unknown:
+        return [f"{', '.join(unknown)}: not a weekday; use {', '.join(WEEKDAYS)}."]
+    wrong = [name for name, share in value.items() if not _is_number(share) or not 0 <= share <= 1]
+    if wrong:
+        return [f"Each day's share of a normal load must be a number from 0 to 1; {', '.join(wrong)} is not."]
+    return []
 
 
 def scheduling_settings_values(settings: SchedulingSettings) -> dict[str, Any]:
@@ -167,7 +186,8 @@ def scheduling_settings_update(
     `refused`: settings the request already failed to give usably, by name; they are reported
     together with whatever is wrong with `changes`, and nothing is changed. Reviews already made
     keep the scheduler profile they were made with, so nothing in the review log is rewritten: new
-    values take effect from the next review.
+    values take effect from the next review, except that a new desired retention or new weights
+    also queue a reschedule of the learner's review cards once the change commits.
     """
     unknown = {name: ["No such setting."] for name in sorted(set(changes) - set(SETTINGS_FIELDS))}
     if unknown:
@@ -210,13 +230,36 @@ def _update_locked(*, learner: Any, changes: Mapping[str, Any], refused: Mapping
         raise _invalid(errors)
     if not changes:
         return settings
+    schedule_before = _schedule_inputs(settings)
     for name, value in changes.items():
         setattr(settings, name, _stored(name, value))
     if settings.pk is None:
         settings.save(force_insert=True)
     else:
         settings.save()
+    _reschedule_if_changed(settings, before=schedule_before)
     return settings
+
+
+def _schedule_inputs(settings: SchedulingSettings) -> tuple[float, tuple[float, ...]]:
+    """What a review card's interval follows from, besides its memory: desired retention and the weights in use."""
+    parameters = tuple(float(weight) for weight in settings.fsrs_parameters or DEFAULT_PARAMETERS)
+    return float(settings.desired_retention), parameters
+
+
+def _reschedule_if_changed(settings: SchedulingSettings, *, before: tuple[float, tuple[float, ...]]) -> None:
+    """Queue a reschedule of the learner's review cards when the change moves their intervals."""
+    retention, parameters = _schedule_inputs(settings)
+    if parameters != before[1]:
+        reason = RescheduleReason.PARAMETERS
+    elif retention != before[0]:
+        reason = RescheduleReason.DESIRED_RETENTION
+    else:
+        return
+    # Imported here: rescheduling builds on the review services, which read settings through this module.
+    from apps.srs.rescheduling import learner_reschedule_start
+
+    learner_reschedule_start(learner_id=settings.learner_id, reason=reason)
 
 
 def _stored(name: str, value: Any) -> Any:
@@ -225,4 +268,7 @@ def _stored(name: str, value: Any) -> Any:
         return float(value)
     if name == "fsrs_parameters" and value is not None:
         return [float(weight) for weight in value]
+    if name == "easy_days":
+        # JSON numbers may arrive as ints; the days are kept in week order, for whoever reads the row.
+        return {day: float(value[day]) for day in WEEKDAYS if day in value}
     return value

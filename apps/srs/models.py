@@ -44,6 +44,24 @@ class SchedulingSettings(models.Model):
     )
     leech_threshold = models.IntegerField(default=8, help_text="Lapses after which a card is a leech.")
     suspend_leeches = models.BooleanField(default=False)
+    auto_optimize = models.BooleanField(
+        default=True, help_text="Fit FSRS parameters to the learner's reviews automatically, adopting only better ones."
+    )
+    parameters_pinned = models.BooleanField(
+        default=False, help_text="Keep fsrs_parameters as they are: no fit ever replaces them."
+    )
+    optimized_at = models.DateTimeField(null=True, blank=True, editable=False, help_text="When the last fit finished.")
+    reviews_at_last_fit = models.IntegerField(
+        default=0, editable=False, help_text="Reviews in the learner's log when the last fit ran."
+    )
+    load_balancing = models.BooleanField(
+        default=True, help_text="Among the days fuzz allows for a new interval, schedule on the least loaded one."
+    )
+    easy_days = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Weekday (monday..sunday) to its share of a normal day's reviews, 0 to 1; others take 1.",
+    )
     # The stored profile of the settings above, kept so recording a review reads both in one query.
     profile = models.ForeignKey(
         "SchedulerProfile", null=True, blank=True, editable=False, on_delete=models.PROTECT, related_name="+"
@@ -189,6 +207,80 @@ class ReviewLog(models.Model):
         return f"{self.kind} {self.rating} of {self.card_id} by {self.learner_id} at {self.reviewed_at}"
 
 
+class ParameterFitStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+
+
+class ParameterFitTrigger(models.TextChoices):
+    SCHEDULE = "schedule", "Nightly schedule"
+    REQUEST = "request", "Asked for by the learner"
+
+
+class ParameterFit(models.Model):
+    """One fit of FSRS parameters to a learner's review log, kept whether its parameters were adopted or not.
+
+    Both parameter sets are scored on the same later part of the log (the fitted set never saw it),
+    so the figures say which would have predicted the learner's recall better.
+    """
+
+    learner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="parameter_fits")
+    status = models.CharField(max_length=10, choices=ParameterFitStatus.choices, default=ParameterFitStatus.QUEUED)
+    trigger = models.CharField(max_length=10, choices=ParameterFitTrigger.choices, default=ParameterFitTrigger.SCHEDULE)
+    parameters = models.JSONField(null=True, blank=True, help_text="The 21 fitted FSRS-6 weights.")
+    fitted_on_reviews = models.IntegerField(default=0, help_text="Reviews the parameters were fitted on.")
+    evaluated_on_reviews = models.IntegerField(default=0, help_text="Later reviews both parameter sets were scored on.")
+    log_loss = models.FloatField(
+        null=True, blank=True, help_text="Log loss of the fitted parameters on the test reviews."
+    )
+    rmse_bins = models.FloatField(null=True, blank=True, help_text="RMSE(bins) of the fitted parameters on them.")
+    previous_parameters = models.JSONField(
+        null=True, blank=True, help_text="The weights in force when the fit ran (the defaults included)."
+    )
+    previous_log_loss = models.FloatField(null=True, blank=True, help_text="Log loss of the parameters in force.")
+    previous_rmse_bins = models.FloatField(null=True, blank=True, help_text="RMSE(bins) of the parameters in force.")
+    adopted = models.BooleanField(default=False)
+    reason = models.TextField(blank=True, help_text="Why the parameters were adopted or not, or why the fit failed.")
+    profile = models.ForeignKey(
+        SchedulerProfile,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="parameter_fits",
+        help_text="The scheduler profile the adopted parameters became.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            # One fit in flight per learner: a second request or a second worker finds it and does nothing.
+            models.UniqueConstraint(
+                fields=["learner"],
+                condition=Q(status__in=[ParameterFitStatus.QUEUED, ParameterFitStatus.RUNNING]),
+                name="parameter_fit_one_in_flight",
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=[status.value for status in ParameterFitStatus]),
+                name="parameter_fit_status_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(fitted_on_reviews__gte=0) & Q(evaluated_on_reviews__gte=0), name="parameter_fit_counts"
+            ),
+            models.CheckConstraint(
+                condition=Q(adopted=False) | (Q(status=ParameterFitStatus.DONE) & Q(parameters__isnull=False)),
+                name="parameter_fit_adopted_done",
+            ),
+        ]
+        indexes = [models.Index(fields=["learner", "created_at"], name="parameter_fit_learner_time")]
+
+    def __str__(self) -> str:
+        return f"Parameter fit {self.pk} of {self.learner_id}: {self.status}"
+
+
 class DeckPass(models.Model):
     """A finished pass through a deck: "Deck complete — score saved"."""
 
@@ -265,3 +357,154 @@ class AnkiHistoryImport(models.Model):
 
     def __str__(self) -> str:
         return f"Anki history {self.pk} of {self.learner_id}: {self.status}"
+
+
+class RescheduleStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+
+
+class RescheduleReason(models.TextChoices):
+    PARAMETERS = "parameters", "New FSRS parameters"
+    DESIRED_RETENTION = "desired_retention", "New desired retention"
+
+
+class Reschedule(models.Model):
+    """A run that moved a learner's review cards to the due dates their current settings give.
+
+    The row is also the outbox: a run the broker did not take, or whose worker died, stays here and
+    is handed over again; it goes on from `last_card_id`. Only cards in the review stage move; a
+    review recorded meanwhile wins, the run reading each batch under the learner's review turn.
+    """
+
+    learner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="reschedules")
+    reason = models.CharField(max_length=20, choices=RescheduleReason.choices)
+    status = models.CharField(max_length=10, choices=RescheduleStatus.choices, default=RescheduleStatus.QUEUED)
+    from_profile = models.ForeignKey(
+        SchedulerProfile,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="The settings the learner's reviews were last recorded with when the change was made.",
+    )
+    to_profile = models.ForeignKey(
+        SchedulerProfile,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="The settings the due dates were computed with; set when the run starts.",
+    )
+    cards_total = models.IntegerField(default=0, help_text="The learner's cards in the review stage at the start.")
+    cards_examined = models.IntegerField(default=0)
+    cards_moved = models.IntegerField(default=0, help_text="Cards whose due date changed.")
+    last_card_id = models.BigIntegerField(default=0, editable=False, help_text="Where a resumed run goes on from.")
+    error_message = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            # Changes made before a queued run starts are all covered by it: it reads the settings when it starts.
+            models.UniqueConstraint(
+                fields=["learner"], condition=Q(status=RescheduleStatus.QUEUED), name="reschedule_one_queued"
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=[status.value for status in RescheduleStatus]), name="reschedule_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(reason__in=[reason.value for reason in RescheduleReason]), name="reschedule_reason_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(cards_total__gte=0)
+                & Q(cards_examined__gte=0)
+                & Q(cards_moved__gte=0)
+                & Q(cards_moved__lte=models.F("cards_examined")),
+                name="reschedule_counts",
+            ),
+        ]
+        indexes = [models.Index(fields=["learner", "created_at"], name="reschedule_learner_time")]
+
+    def __str__(self) -> str:
+        return f"Reschedule {self.pk} of {self.learner_id} ({self.reason}): {self.status}"
+
+
+class RetentionAdviceStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+
+
+class ParametersSource(models.TextChoices):
+    DEFAULT = "default", "FSRS-6's default weights"
+    FITTED = "fitted", "The learner's own weights"
+
+
+class StoredRetentionAdvice(models.Model):
+    """Retention advice computed on the workers for one set of simulator inputs, and the outbox of that computation.
+
+    Keyed by what the simulation depends on: the weights (their digest), the desired retention, the
+    deck-size bucket and the daily limits and steps (their digest). Inputs that change give another
+    row; the learner's review timings are read when it runs, and a row older than a few weeks is
+    computed again. Advice only: nothing here changes a setting.
+    """
+
+    learner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="retention_advice")
+    parameters_digest = models.CharField(max_length=64, help_text="SHA-256 of the weights the advice is for.")
+    parameters_source = models.CharField(max_length=10, choices=ParametersSource.choices)
+    desired_retention = models.FloatField(help_text="The learner's setting the advice is compared with.")
+    deck_size_bucket = models.IntegerField(help_text="Cards in the simulated deck: the learner's, rounded up.")
+    limits_digest = models.CharField(
+        max_length=64, help_text="SHA-256 of the daily limits, maximum interval and step counts simulated."
+    )
+    status = models.CharField(
+        max_length=10, choices=RetentionAdviceStatus.choices, default=RetentionAdviceStatus.QUEUED
+    )
+    advised_retention = models.FloatField(null=True, blank=True)
+    advised_reviews_per_day = models.FloatField(null=True, blank=True)
+    advised_minutes_per_day = models.FloatField(null=True, blank=True)
+    advised_seconds_per_remembered_card = models.FloatField(null=True, blank=True)
+    current_reviews_per_day = models.FloatField(null=True, blank=True)
+    current_minutes_per_day = models.FloatField(null=True, blank=True)
+    current_seconds_per_remembered_card = models.FloatField(null=True, blank=True)
+    review_seconds_source = models.CharField(
+        max_length=10, blank=True, help_text="default, learner or mixed: where the seconds per review came from."
+    )
+    error_message = models.TextField(blank=True)
+    requested_at = models.DateTimeField(help_text="When the latest computation was queued.")
+    started_at = models.DateTimeField(null=True, blank=True)
+    computed_at = models.DateTimeField(null=True, blank=True, help_text="When the figures were computed.")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "stored retention advice"
+        constraints = [
+            # The idempotency guard: two requests for the same inputs find one row, queued once.
+            models.UniqueConstraint(
+                fields=["learner", "parameters_digest", "desired_retention", "deck_size_bucket", "limits_digest"],
+                name="retention_advice_inputs_unique",
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=[status.value for status in RetentionAdviceStatus]),
+                name="retention_advice_status_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(parameters_source__in=[source.value for source in ParametersSource]),
+                name="retention_advice_source_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(computed_at__isnull=True)
+                | (Q(advised_retention__isnull=False) & Q(current_minutes_per_day__isnull=False)),
+                name="retention_advice_computed_figures",
+            ),
+        ]
+        indexes = [models.Index(fields=["status", "updated_at"], name="retention_advice_status_time")]
+
+    def __str__(self) -> str:
+        return f"Retention advice {self.pk} of {self.learner_id}: {self.status}"

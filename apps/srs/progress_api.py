@@ -16,9 +16,11 @@ from apps.common.fields import CleanSlugField
 from apps.common.query import query_params_validate
 from apps.common.schema import error_statuses
 from apps.common.validation import body_checked
-from apps.srs.config import scheduling_settings_get
+from apps.srs.config import scheduler_config_get, scheduling_settings_get
 from apps.srs.learner_settings import scheduling_settings_update
 from apps.srs.leeches import leech_unsuspend, leeches_list
+from apps.srs.models import SchedulingSettings
+from apps.srs.optimization import parameter_fits_list
 from apps.srs.passes import PassInput, deck_pass_best_list, deck_pass_record, deck_passes_list
 from apps.srs.progress_serializers import (
     DeckPassBestListOutput,
@@ -30,7 +32,15 @@ from apps.srs.progress_serializers import (
     SchedulingSettingsOutput,
     StatsOutput,
 )
+from apps.srs.recall import RecallBasis
+from apps.srs.rescheduling import reschedule_latest_get
+from apps.srs.retention_advising import retention_advice_ensure
 from apps.srs.stats import learner_stats_get
+
+
+def _recall_context(request: Request) -> dict[str, Any]:
+    """What LeechOutput needs for each card's probability of recall now."""
+    return {"recall_basis": RecallBasis(config=scheduler_config_get(learner=request.user), now=timezone.now())}
 
 
 class _DeckFilterQuery(serializers.Serializer):
@@ -46,9 +56,18 @@ def _deck_filter(request: Request) -> str | None:
 
 
 class SchedulingSettingsView(APIView):
-    @extend_schema(summary="The learner's scheduling settings, defaults included", responses=SchedulingSettingsOutput)
+    @extend_schema(
+        summary="The learner's scheduling settings, defaults included",
+        responses=SchedulingSettingsOutput,
+        description=(
+            "retention_advice is computed on the workers: the first request after the weights, desired_retention, "
+            "daily limits or deck size change queues it and answers status computing; ask again a few seconds later. "
+            "It is advice only: nothing changes until the learner sets desired_retention."
+        ),
+    )
     def get(self, request: Request) -> Response:
-        return Response(SchedulingSettingsOutput(scheduling_settings_get(learner=request.user)).data)
+        settings = scheduling_settings_get(learner=request.user)
+        return Response(SchedulingSettingsOutput(settings, context=_settings_context(request, settings)).data)
 
     @extend_schema(
         summary="Change some scheduling settings",
@@ -56,13 +75,27 @@ class SchedulingSettingsView(APIView):
         responses=SchedulingSettingsOutput,
         description=(
             "Send only the settings to change. All are checked together; one bad value changes nothing. "
-            "New values apply from the next review: past reviews keep the settings they were made with."
+            "New values apply from the next review: past reviews keep the settings they were made with. A new "
+            "desired_retention or fsrs_parameters also moves the learner's review cards to the due dates it gives, "
+            "in the background: latest_reschedule follows it."
         ),
     )
     def patch(self, request: Request) -> Response:
         changes, refused = body_checked(SchedulingSettingsInput(data=request.data, partial=True))
         settings = scheduling_settings_update(learner=request.user, changes=changes, refused=refused)
-        return Response(SchedulingSettingsOutput(settings).data)
+        return Response(SchedulingSettingsOutput(settings, context=_settings_context(request, settings)).data)
+
+
+def _settings_context(request: Request, settings: SchedulingSettings) -> dict[str, Any]:
+    """What SchedulingSettingsOutput needs besides the settings: the learner's latest reschedule, fits and advice.
+
+    The advice is looked up through its service: when none exists for these settings it is queued for a worker.
+    """
+    return {
+        "latest_reschedule": reschedule_latest_get(learner=request.user),
+        "parameter_fits": parameter_fits_list(learner=request.user),
+        "retention_advice": retention_advice_ensure(learner=request.user, settings=settings),
+    }
 
 
 class DeckPassCreateView(APIView):
@@ -109,6 +142,9 @@ class LeechListView(generics.ListAPIView):
     def get_queryset(self) -> QuerySet[Any]:
         return leeches_list(learner=self.request.user, deck_slug=_deck_filter(self.request))
 
+    def get_serializer_context(self) -> dict[str, Any]:
+        return super().get_serializer_context() | _recall_context(self.request)
+
 
 class LeechUnsuspendView(APIView):
     @extend_schema(
@@ -118,7 +154,8 @@ class LeechUnsuspendView(APIView):
         description="404 when the learner has not studied the card. A card not suspended is left as it is.",
     )
     def post(self, request: Request, card_id: int) -> Response:
-        return Response(LeechOutput(leech_unsuspend(learner=request.user, card_id=card_id)).data)
+        memory = leech_unsuspend(learner=request.user, card_id=card_id)
+        return Response(LeechOutput(memory, context=_recall_context(request)).data)
 
 
 class StatsView(APIView):

@@ -32,8 +32,23 @@ from apps.srs.learner_settings import (
     SETTINGS_FIELDS,
     TIME_ZONE_NAME_PATTERN,
 )
-from apps.srs.models import DeckPass, SchedulingSettings
+from apps.srs.load_balancing import WEEKDAYS
+from apps.srs.models import (
+    DeckPass,
+    ParameterFitStatus,
+    ParameterFitTrigger,
+    ParametersSource,
+    Reschedule,
+    RescheduleReason,
+    RescheduleStatus,
+    RetentionAdviceStatus,
+    SchedulingSettings,
+    StoredRetentionAdvice,
+)
+from apps.srs.optimization import PARAMETER_FITS_SHOWN
+from apps.srs.retention_advice import MIN_TIMED_REVIEWS
 from apps.srs.scheduling import DEFAULT_PARAMETERS, MemoryStage
+from apps.srs.serializers import RECALL_COMPUTED_AT_HELP, RECALL_PROBABILITY_HELP, recall_fields
 
 _MILLISECOND = timedelta(milliseconds=1)
 
@@ -67,6 +82,11 @@ SETTINGS_KEYWORDS: dict[str, dict[str, Any]] = {
             {"type": "number", "minimum": low, "maximum": high}
             for low, high in zip(LOWER_BOUNDS_PARAMETERS, UPPER_BOUNDS_PARAMETERS, strict=True)
         ],
+    },
+    # Only weekday names, each a share of a normal day's load.
+    "easy_days": {
+        "properties": {day: {"type": "number", "minimum": 0, "maximum": 1} for day in WEEKDAYS},
+        "additionalProperties": False,
     },
 }
 
@@ -121,6 +141,25 @@ class SchedulingSettingsInput(serializers.Serializer):
         required=False, help_text=f"Lapses after which a card is a leech, {_range(LEECH_THRESHOLD_RANGE)}."
     )
     suspend_leeches = JSONBooleanField(required=False, help_text="Suspend a card when it becomes a leech.")
+    auto_optimize = JSONBooleanField(
+        required=False,
+        help_text="Fit FSRS weights to the learner's reviews on the workers, adopting them only when they predict "
+        "recall better than the weights in use; false stops automatic fits (POST /srs/optimize/ still asks for one).",
+    )
+    parameters_pinned = JSONBooleanField(
+        required=False, help_text="Keep fsrs_parameters as they are: no fit, automatic or asked for, replaces them."
+    )
+    load_balancing = JSONBooleanField(
+        required=False,
+        help_text="Among the days interval fuzz allows, schedule a card on the one with the fewest reviews due "
+        "(weighed by easy_days); false leaves fuzz alone. Previews in the study queue follow the same rule.",
+    )
+    easy_days = serializers.DictField(
+        child=JSONNumberField(),
+        required=False,
+        help_text='Weekdays with a lighter load, e.g. {"saturday": 0.5, "sunday": 0}: each named day\'s share '
+        "of a normal day's reviews, 0 to 1; days not named take a full load. Replaces the whole set; {} for none.",
+    )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         # A misspelt setting would otherwise be dropped silently and look as if it were saved.
@@ -129,6 +168,141 @@ class SchedulingSettingsInput(serializers.Serializer):
         if unknown:
             raise serializers.ValidationError({name: ["No such setting."] for name in unknown})
         return attrs
+
+
+class RescheduleOutput(serializers.Serializer):
+    """A reschedule of the learner's review cards, queued when their desired retention or weights changed."""
+
+    status = serializers.ChoiceField(
+        choices=RescheduleStatus.values, help_text="queued, running, done or failed (a later change queues another)."
+    )
+    reason = serializers.ChoiceField(
+        choices=RescheduleReason.values, help_text="What changed: the FSRS weights or the desired retention."
+    )
+    cards_total = serializers.IntegerField(help_text="Cards in the review stage when the run started; 0 until then.")
+    cards_examined = serializers.IntegerField(help_text="Of those, cards looked at so far.")
+    cards_moved = serializers.IntegerField(help_text="Cards whose due date changed.")
+    progress = serializers.FloatField(
+        min_value=0, max_value=1, help_text="Share of the cards examined, from 0 to 1; 1 once the run is done."
+    )
+    queued_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+    def to_representation(self, row: Reschedule) -> dict[str, Any]:
+        done = row.status == RescheduleStatus.DONE
+        return {
+            "status": row.status,
+            "reason": row.reason,
+            "cards_total": row.cards_total,
+            "cards_examined": row.cards_examined,
+            "cards_moved": row.cards_moved,
+            # Reviews during a run can take cards out of the review stage, so the count examined may stop short.
+            "progress": 1.0 if done else min(row.cards_examined / row.cards_total, 1.0) if row.cards_total else 0.0,
+            "queued_at": row.created_at.isoformat(),
+            "started_at": row.started_at.isoformat() if row.started_at else None,
+            "finished_at": row.finished_at.isoformat() if row.finished_at else None,
+        }
+
+
+class ParameterFitOutput(serializers.Serializer):
+    """One fit of FSRS weights to the learner's reviews, with how both weight sets scored on later reviews."""
+
+    id = serializers.IntegerField()
+    status = serializers.ChoiceField(
+        choices=ParameterFitStatus.values, help_text="queued, running, done or failed (reason says why)."
+    )
+    trigger = serializers.ChoiceField(
+        choices=ParameterFitTrigger.values, help_text="schedule (the nightly run) or request (POST /srs/optimize/)."
+    )
+    parameters = serializers.ListField(
+        child=serializers.FloatField(), allow_null=True, help_text="The fitted weights; null until the fit is done."
+    )
+    fitted_on_reviews = serializers.IntegerField(help_text="Reviews on a later day than the one before, fitted on.")
+    evaluated_on_reviews = serializers.IntegerField(
+        help_text="Later reviews, not fitted on, that both weight sets were scored on."
+    )
+    log_loss = serializers.FloatField(allow_null=True, help_text="Log loss of the fitted weights; lower is better.")
+    rmse_bins = serializers.FloatField(
+        allow_null=True, help_text="RMSE(bins) of the fitted weights, as srs-benchmark bins it; lower is better."
+    )
+    previous_parameters = serializers.ListField(
+        child=serializers.FloatField(), allow_null=True, help_text="The weights in use when the fit ran."
+    )
+    previous_log_loss = serializers.FloatField(allow_null=True, help_text="Log loss of the weights in use.")
+    previous_rmse_bins = serializers.FloatField(allow_null=True, help_text="RMSE(bins) of the weights in use.")
+    adopted = serializers.BooleanField(help_text="True when the fitted weights replaced the ones in use.")
+    reason = serializers.CharField(help_text="Why they were adopted or not, or why the fit failed.")
+    created_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+
+class WorkloadOutput(serializers.Serializer):
+    """A year of study simulated at one desired retention, as daily means."""
+
+    reviews_per_day = serializers.FloatField(help_text="Reviews a day, on average over the simulated year.")
+    minutes_per_day = serializers.FloatField(help_text="Minutes of study a day, on average over the simulated year.")
+    seconds_per_remembered_card = serializers.FloatField(
+        help_text="Seconds of study in the year per card remembered at its end; the advice makes this the least."
+    )
+
+
+class RetentionAdviceOutput(serializers.Serializer):
+    """The desired retention FSRS's simulator finds cheapest, beside the learner's own setting. Advice only."""
+
+    status = serializers.ChoiceField(
+        choices=["computing", "ready", "failed"],
+        help_text="ready: the figures below are those of the current settings (computed_at says when; they may be "
+        "being computed again meanwhile). computing: a worker is simulating them; ask again in a few seconds. "
+        "failed: the simulation failed; it is tried again later.",
+    )
+    advised_retention = serializers.FloatField(
+        allow_null=True,
+        help_text="The desired retention with the least study time per remembered card, to 0.01; null until ready. "
+        "Nothing changes unless the learner sets it.",
+    )
+    advised = WorkloadOutput(allow_null=True, help_text="The expected workload at advised_retention.")
+    current = WorkloadOutput(allow_null=True, help_text="The expected workload at the learner's desired_retention.")
+    computed_at = serializers.DateTimeField(allow_null=True, help_text="When the figures were computed.")
+    requested_at = serializers.DateTimeField(help_text="When the latest computation was asked for.")
+    parameters_source = serializers.ChoiceField(
+        choices=ParametersSource.values,
+        help_text="default: FSRS-6's default weights were simulated; fitted: the learner's own fsrs_parameters.",
+    )
+    review_seconds_source = serializers.ChoiceField(
+        choices=["default", "learner", "mixed"],
+        allow_null=True,
+        help_text="Where the seconds each review takes came from: the learner's median deck review times for each "
+        f"stage and rating with {MIN_TIMED_REVIEWS} timed reviews or more, FSRS's defaults for the others. Null until "
+        "ready.",
+    )
+    deck_size = serializers.IntegerField(
+        help_text="Cards in the simulated deck: those of the decks the learner studies, rounded up to a bucket."
+    )
+
+    def to_representation(self, row: StoredRetentionAdvice) -> dict[str, Any]:
+        ready = row.computed_at is not None
+
+        def workload(prefix: str) -> dict[str, float] | None:
+            if not ready:
+                return None
+            return {
+                name: getattr(row, f"{prefix}_{name}")
+                for name in ("reviews_per_day", "minutes_per_day", "seconds_per_remembered_card")
+            }
+
+        failed = row.status == RetentionAdviceStatus.FAILED
+        return {
+            "status": "ready" if ready else "failed" if failed else "computing",
+            "advised_retention": row.advised_retention if ready else None,
+            "advised": workload("advised"),
+            "current": workload("current"),
+            "computed_at": row.computed_at.isoformat() if row.computed_at else None,
+            "requested_at": row.requested_at.isoformat(),
+            "parameters_source": row.parameters_source,
+            "review_seconds_source": row.review_seconds_source or None,
+            "deck_size": row.deck_size_bucket,
+        }
 
 
 class SchedulingSettingsOutput(serializers.Serializer):
@@ -148,12 +322,50 @@ class SchedulingSettingsOutput(serializers.Serializer):
     )
     leech_threshold = serializers.IntegerField()
     suspend_leeches = serializers.BooleanField()
+    auto_optimize = serializers.BooleanField(
+        help_text="Weights are fitted to the learner's reviews on the workers, and adopted only when better."
+    )
+    parameters_pinned = serializers.BooleanField(help_text="No fit replaces fsrs_parameters.")
+    load_balancing = serializers.BooleanField(
+        help_text="New intervals go to the least loaded of the days fuzz allows (weighed by easy_days)."
+    )
+    easy_days = serializers.DictField(
+        child=serializers.FloatField(),
+        help_text="Weekday name to its share of a normal day's reviews, 0 to 1; days not named take a full load.",
+    )
+    optimized_at = serializers.DateTimeField(allow_null=True, help_text="When the latest fit finished; null before.")
+    reviews_at_last_fit = serializers.IntegerField(help_text="Reviews in the learner's log at the latest fit.")
+    parameter_fits = ParameterFitOutput(
+        many=True,
+        help_text=f"The latest {PARAMETER_FITS_SHOWN} fits of weights to the learner's reviews, newest first.",
+    )
     updated_at = serializers.DateTimeField(allow_null=True, help_text="Null until the learner changes a setting.")
+    latest_reschedule = RescheduleOutput(
+        allow_null=True,
+        help_text="The latest move of the learner's review cards to the due dates a new desired retention or new "
+        "weights give; null when there was none.",
+    )
+    retention_advice = RetentionAdviceOutput(
+        help_text="The desired retention that costs the least study time per remembered card under the weights in "
+        "use, and the daily workload at it and at desired_retention, from FSRS's simulator on the workers."
+    )
 
     def to_representation(self, settings: SchedulingSettings) -> dict[str, Any]:
+        """`context["latest_reschedule"]`: the learner's latest Reschedule, if any.
+
+        `context["parameter_fits"]`: the learner's latest fits, newest first.
+
+        `context["retention_advice"]`: the learner's StoredRetentionAdvice for these settings.
+        """
         data = {name: getattr(settings, name) for name in SETTINGS_FIELDS}
         data["fsrs_parameters_in_use"] = list(scheduler_config_from_settings(settings).parameters)
         data["updated_at"] = settings.updated_at.isoformat() if settings.pk and settings.updated_at else None
+        data["optimized_at"] = settings.optimized_at.isoformat() if settings.optimized_at else None
+        data["reviews_at_last_fit"] = settings.reviews_at_last_fit
+        data["parameter_fits"] = ParameterFitOutput(self.context.get("parameter_fits", []), many=True).data
+        reschedule = self.context.get("latest_reschedule")
+        data["latest_reschedule"] = RescheduleOutput(reschedule).data if reschedule is not None else None
+        data["retention_advice"] = RetentionAdviceOutput(self.context["retention_advice"]).data
         return data
 
 
@@ -226,8 +438,11 @@ class LeechOutput(serializers.Serializer):
     suspended = serializers.BooleanField()
     stage = serializers.ChoiceField(choices=[stage.name.lower() for stage in MemoryStage])
     due = serializers.DateTimeField()
+    recall_probability = serializers.FloatField(min_value=0, max_value=1, help_text=RECALL_PROBABILITY_HELP)
+    recall_computed_at = serializers.DateTimeField(help_text=RECALL_COMPUTED_AT_HELP)
 
     def to_representation(self, memory: Any) -> dict[str, Any]:
+        """`context["recall_basis"]`: the learner's RecallBasis for the card's recall now."""
         return {
             "card": DeckCardOutput(memory.card).data,
             "deck": memory.card.deck.slug,
@@ -235,6 +450,7 @@ class LeechOutput(serializers.Serializer):
             "suspended": memory.suspended,
             "stage": MemoryStage(memory.stage).name.lower(),
             "due": memory.due.isoformat(),
+            **recall_fields(self.context["recall_basis"].of_memory(memory)),
         }
 
 

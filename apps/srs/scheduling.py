@@ -266,6 +266,24 @@ def retrievability(state: MemoryState | None, *, now: datetime, config: Schedule
     return float(config.scheduler().get_card_retrievability(to_fsrs_card(state), current_datetime=_require_utc(now)))
 
 
+def rescheduled_due(state: MemoryState, *, config: SchedulerConfig, learner_id: int, card_id: int) -> datetime:
+    """When a review-stage card falls due under `config`: its last review plus the interval FSRS gives its stability.
+
+    The interval is the one `fsrs` computes after a review (desired retention, decay, maximum
+    interval), fuzzed with the seed of the review that left the card in `state`: under the config
+    that review was made with, the due date is the one it gave, and rescheduling twice moves nothing.
+    """
+    if state.stage != MemoryStage.REVIEW:
+        raise ValueError("only a card in the review stage has an interval to reschedule")
+    scheduler = config.scheduler()
+    previous = replace(state, reps=max(state.reps - 1, 0))
+    with _seeded_fuzz(card_fuzz_seed(learner_id=learner_id, card_id=card_id, state=previous)):
+        # fsrs's own steps after a review; they are private to its Scheduler, which has no public "interval of".
+        days = scheduler._next_interval(stability=state.stability)
+        interval = scheduler._get_fuzzed_interval(interval=timedelta(days=days))
+    return state.last_review + interval
+
+
 def with_config(config: SchedulerConfig, **changes: Any) -> SchedulerConfig:
     return replace(config, **changes)
 

@@ -10,9 +10,11 @@ from django.db.models import Count, Exists, OuterRef, Q
 
 from apps.content.models import Card, Deck
 from apps.srs.config import learner_day_bounds, scheduler_config_from_settings, scheduling_settings_get
+from apps.srs.due_load import next_intervals_preview
 from apps.srs.memory import memory_state_of
 from apps.srs.models import CardMemory, ReviewKind, ReviewLog
-from apps.srs.scheduling import MemoryStage, Rating, preview_intervals
+from apps.srs.recall import CardRecall, RecallBasis
+from apps.srs.scheduling import MemoryStage, Rating
 
 # Learning steps due within this window are shown now, as Anki does, so a short session can finish.
 LEARN_AHEAD = timedelta(minutes=20)
@@ -28,6 +30,7 @@ class StudyItem:
     memory: CardMemory | None
     queue: str  # "learning", "review" or "new"
     next_intervals: dict[Rating, timedelta]
+    recall: CardRecall
 
 
 @dataclass(frozen=True)
@@ -87,19 +90,33 @@ def study_queue_get(*, learner: Any, deck: Deck, now: datetime, limit: int = DEF
     new_allowed = list(new_cards.order_by("position")[: min(new_left, MAX_NEW_COUNTED)]) if new_left else []
     fresh = new_allowed[: max(0, limit - len(learning) - len(reviews))]
 
+    recall_basis = RecallBasis(config=config, now=now)
+    # Load balanced as the reviews will be: one read of the learner's due counts for every card shown.
+    next_intervals = next_intervals_preview(
+        learner_id=learner.pk,
+        settings=settings,
+        config=config,
+        now=now,
+        states={m.card_id: memory_state_of(m) for m in (*learning, *reviews)} | dict.fromkeys(c.pk for c in fresh),
+    )
     items = [
         StudyItem(
             m.card,
             m,
             queue,
-            preview_intervals(memory_state_of(m), now=now, config=config, learner_id=learner.pk, card_id=m.card_id),
+            next_intervals[m.card_id],
+            recall=recall_basis.of_memory(m),
         )
         for queue, memories in (("learning", learning), ("review", reviews))
         for m in memories
     ]
     items += [
         StudyItem(
-            card, None, "new", preview_intervals(None, now=now, config=config, learner_id=learner.pk, card_id=card.pk)
+            card,
+            None,
+            "new",
+            next_intervals[card.pk],
+            recall=recall_basis.of_state(None),
         )
         for card in fresh
     ]

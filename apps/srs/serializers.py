@@ -11,6 +11,7 @@ from apps.common.fields import AwareDateTimeField, CanonicalUUIDField, JSONBoole
 from apps.common.schema import body_rules
 from apps.content.serializers import DeckCardOutput
 from apps.srs.memory import memory_state_of
+from apps.srs.recall import CardRecall
 from apps.srs.scheduling import MemoryState, Rating
 from apps.srs.services import BATCH_LIMIT, MAX_DURATION_MS
 
@@ -69,6 +70,18 @@ class MemoryStateOutput(serializers.Serializer):
         }
 
 
+RECALL_PROBABILITY_HELP = (
+    "Probability of recalling the card at recall_computed_at (FSRS retrievability under the learner's own "
+    "parameters and settings); null for a card never reviewed. Deck and concept mastery are means of it."
+)
+RECALL_COMPUTED_AT_HELP = "When recall_probability was computed: the time this response was made."
+
+
+def recall_fields(recall: CardRecall) -> dict[str, Any]:
+    """The two recall fields of every card state in a response, from the one mapper (`apps.srs.recall`)."""
+    return {"recall_probability": recall.probability, "recall_computed_at": recall.computed_at.isoformat()}
+
+
 class ReviewOutput(serializers.Serializer):
     id = serializers.IntegerField(help_text="Review id, for undo.")
     card = serializers.IntegerField()
@@ -80,8 +93,13 @@ class ReviewOutput(serializers.Serializer):
     due = serializers.DateTimeField(allow_null=True)
     duplicate = serializers.BooleanField(help_text="True when this same review was already recorded.")
     replayed = serializers.BooleanField(help_text="True when the review arrived late and history was replayed.")
+    recall_probability = serializers.FloatField(
+        allow_null=True, min_value=0, max_value=1, help_text=RECALL_PROBABILITY_HELP
+    )
+    recall_computed_at = serializers.DateTimeField(help_text=RECALL_COMPUTED_AT_HELP)
 
     def to_representation(self, outcome: Any) -> dict[str, Any]:
+        """`context["recall_basis"]`: the learner's RecallBasis for the card's recall now."""
         log, state = outcome.log, outcome.state
         return {
             "id": log.pk,
@@ -94,6 +112,7 @@ class ReviewOutput(serializers.Serializer):
             "due": state.due.isoformat() if state else None,
             "duplicate": not outcome.created,
             "replayed": outcome.replayed,
+            **recall_fields(self.context["recall_basis"].of_state(state)),
         }
 
 
@@ -117,6 +136,10 @@ class StudyItemOutput(serializers.Serializer):
     card = DeckCardOutput()
     state = MemoryStateOutput(allow_null=True)
     next_intervals = NextIntervalsOutput()
+    recall_probability = serializers.FloatField(
+        allow_null=True, min_value=0, max_value=1, help_text=RECALL_PROBABILITY_HELP
+    )
+    recall_computed_at = serializers.DateTimeField(help_text=RECALL_COMPUTED_AT_HELP)
 
     def to_representation(self, item: Any) -> dict[str, Any]:
         state = memory_state_of(item.memory)
@@ -125,6 +148,7 @@ class StudyItemOutput(serializers.Serializer):
             "card": self.card_data(item.card),
             "state": MemoryStateOutput(state).data if state else None,
             "next_intervals": _seconds(item.next_intervals),
+            **recall_fields(item.recall),
         }
 
     def card_data(self, card: Any) -> dict[str, Any]:

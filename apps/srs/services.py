@@ -19,12 +19,13 @@ from django.db.models.functions import Coalesce
 from apps.common.clock import latest_client_time
 from apps.common.errors import Busy, Conflict, DomainError, IdempotencyKeyReused, NotFound
 from apps.content.selectors import visible_card_ids
-from apps.srs import scheduling
+from apps.srs import load_balancing, scheduling
 from apps.srs.config import (
     review_scheduling_get,
     scheduler_config_from_json,
     scheduling_settings_get,
 )
+from apps.srs.due_load import due_load_basis, due_load_get
 from apps.srs.memory import memory_state_of, memory_state_store
 from apps.srs.models import CardMemory, ReviewKind, ReviewLog, ReviewSource, SchedulerProfile, SchedulingSettings
 from apps.srs.scheduling import MemoryState, Rating, ReviewEvent
@@ -463,6 +464,8 @@ def _record_cards(
             )
         )
 
+    if settings.load_balancing:
+        _due_dates_balance(learner_id=learner_id, settings=settings, config=config, outcomes=outcomes, memories=changed)
     ReviewLog.objects.bulk_create(created)
     _states_rewrite(rewritten)
     # One upsert per kind of row (Django inserts rows with and without an id apart): new cards get
@@ -474,6 +477,81 @@ def _record_cards(
         update_fields=_MEMORY_FIELDS,
     )
     return outcomes
+
+
+def _due_dates_balance(
+    *,
+    learner_id: int,
+    settings: SchedulingSettings,
+    config: scheduling.SchedulerConfig,
+    outcomes: dict[int, ReviewOutcome],
+    memories: list[CardMemory],
+) -> None:
+    """Move the due date of each review that continues its card's history to the least loaded day fuzz allows.
+
+    Reviews that arrived late were replayed, and a replay reproduces the history's own schedule: it
+    is never load balanced (it could not be repeated: the due counts move on). The learner's due
+    counts are read once, for the days every other review may land on, and follow the reviews as
+    they are applied in time order, so the reviews of one upload spread out as if sent one by one.
+    Only due dates change (FSRS's next state does not depend on them); updates the logs' states,
+    `outcomes` and the cards' memory rows in `memories` in place.
+    """
+    live = sorted(
+        ((index, outcome) for index, outcome in outcomes.items() if not outcome.replayed),
+        key=lambda pair: (pair[1].log.reviewed_at, str(pair[1].log.client_review_id)),
+    )
+    basis = due_load_basis(settings)
+    spans = [
+        span
+        for _, outcome in live
+        if outcome.state is not None
+        and (
+            span := load_balancing.balance_days(
+                outcome.state, reviewed_at=outcome.log.reviewed_at, config=config, load=basis
+            )
+        )
+    ]
+    if not spans:
+        return
+    load = due_load_get(learner_id=learner_id, settings=settings, spans=spans)
+    counts = dict(load.due_counts)
+    # A card's next review in this upload starts from the state this one leaves.
+    following: dict[int, ReviewLog] = {}
+    latest: dict[int, ReviewLog] = {}
+    for _, outcome in live:
+        if outcome.log.card_id in latest:
+            following[id(latest[outcome.log.card_id])] = outcome.log
+        latest[outcome.log.card_id] = outcome.log
+    finals: dict[int, MemoryState] = {}
+    for index, outcome in live:
+        log, after = outcome.log, outcome.state
+        assert after is not None  # noqa: S101 - a review that continues a history leaves a state
+        before = _state_from_json(log.state_before)
+        balanced = load_balancing.due_balanced(
+            before, after, reviewed_at=log.reviewed_at, config=config, load=replace(load, due_counts=counts)
+        )
+        if before is not None and before.stage == scheduling.MemoryStage.REVIEW:
+            leaving = load.day_of(before.due)
+            if counts.get(leaving, 0) > 0:
+                counts[leaving] -= 1
+        if balanced.stage == scheduling.MemoryStage.REVIEW:
+            arriving = load.day_of(balanced.due)
+            counts[arriving] = counts.get(arriving, 0) + 1
+        if balanced == after:
+            continue
+        log.state_after = balanced.to_dict()
+        next_log = following.get(id(log))
+        if next_log is not None:
+            next_log.state_before = log.state_after
+        else:
+            finals[log.card_id] = balanced
+        outcomes[index] = replace(outcome, state=balanced)
+    for index, outcome in outcomes.items():
+        if outcome.replayed and outcome.log.card_id in finals:
+            outcomes[index] = replace(outcome, state=finals[outcome.log.card_id])
+    for memory in memories:
+        if memory.card_id in finals:
+            memory_state_store(memory, finals[memory.card_id])
 
 
 def _merge(

@@ -21,9 +21,9 @@ from apps.common.stored import time_clamped_expression
 from apps.content.models import Deck
 from apps.srs.config import learner_day_bounds, scheduler_config_from_settings, scheduling_settings_get
 from apps.srs.leeches import VISIBLE_CARD
-from apps.srs.memory import memory_state_of
 from apps.srs.models import CardMemory, ReviewKind, ReviewLog, SchedulingSettings
-from apps.srs.scheduling import MemoryStage, Rating, retrievability
+from apps.srs.recall import RecallBasis, mastery_contribution
+from apps.srs.scheduling import MemoryStage, Rating
 
 FORECAST_DAYS = 30
 # A year of daily counts: what a calendar heatmap shows.
@@ -274,14 +274,14 @@ def _deck_stats(*, learner: Any, settings: SchedulingSettings, deck_slug: str | 
         .annotate(deck_pk=F("card__deck_id"))
         .only("stage", "step", "stability", "difficulty", "due", "last_review", "reps", "lapses", "suspended")
     )
-    config = scheduler_config_from_settings(settings)
+    basis = RecallBasis(config=scheduler_config_from_settings(settings), now=now)
     stages: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     recall: dict[int, float] = defaultdict(float)
     for memory in memories:
         # A suspended card counts only as suspended; its memory still counts towards mastery.
         stage = "suspended" if memory.suspended else MemoryStage(memory.stage).name.lower()
         stages[memory.deck_pk][stage] += 1
-        recall[memory.deck_pk] += retrievability(memory_state_of(memory), now=now, config=config)
+        recall[memory.deck_pk] += mastery_contribution(basis.of_memory(memory))
     result = []
     for item in decks:
         counts = stages[item.pk]

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from apps.srs import anki_history_api, api, progress_api
+from apps.srs import anki_history_api, api, optimization_api, progress_api
 
 urlpatterns = [
     path("decks/<slug:slug>/study/", api.StudyView.as_view(), name="deck-study"),
@@ -10,6 +10,7 @@ urlpatterns = [
     path("reviews/batch/", api.ReviewBatchView.as_view(), name="review-batch"),
     path("reviews/<int:review_id>/undo/", api.ReviewUndoView.as_view(), name="review-undo"),
     path("srs/settings/", progress_api.SchedulingSettingsView.as_view(), name="srs-settings"),
+    path("srs/optimize/", optimization_api.ParameterFitCreateView.as_view(), name="srs-optimize"),
     path("decks/<slug:slug>/passes/", progress_api.DeckPassCreateView.as_view(), name="deck-pass-create"),
     path("deck-passes/", progress_api.DeckPassListView.as_view(), name="deck-pass-list"),
     path("deck-passes/best/", progress_api.DeckPassBestView.as_view(), name="deck-pass-best"),

@@ -28,9 +28,12 @@ from apps.srs.models import (
     AnkiHistoryStatus,
     CardMemory,
     DeckPass,
+    ParameterFit,
+    Reschedule,
     ReviewKind,
     ReviewLog,
     SchedulingSettings,
+    StoredRetentionAdvice,
 )
 from apps.srs.services import ReviewInput, review_undo, reviews_submit
 from tests.accounts.conftest import PASSWORD, client_with
@@ -60,6 +63,9 @@ LEARNER_TABLES: list[type[models.Model]] = [
     ReminderPreference,
     ReminderEmail,
     AnkiHistoryImport,
+    Reschedule,
+    ParameterFit,
+    StoredRetentionAdvice,
 ]
 _OWNER = {MatchItem: "board__learner", MatchAttempt: "board__learner", QuizAnswer: "attempt__learner"}
 
@@ -169,6 +175,21 @@ def fill(learner: Any, tag: str) -> Filled:
         learner=learner, status=AnkiHistoryStatus.DONE, package_bytes=1234, total_entries=3, applied=2,
         skipped={"manual": 1}, finished_at=NOW,
     )  # fmt: skip
+    Reschedule.objects.create(
+        learner=learner, reason="desired_retention", status="done", cards_total=3, cards_examined=3, cards_moved=2,
+        started_at=NOW, finished_at=NOW,
+    )  # fmt: skip
+    ParameterFit.objects.create(
+        learner=learner, status="done", parameters=[0.5] * 21, fitted_on_reviews=400, evaluated_on_reviews=100,
+        log_loss=0.3, rmse_bins=0.05, adopted=True, reason=f"Adopted for {tag}", finished_at=NOW,
+    )  # fmt: skip
+    StoredRetentionAdvice.objects.create(
+        learner=learner, parameters_digest="a" * 64, parameters_source="default", desired_retention=0.9,
+        deck_size_bucket=100, limits_digest="b" * 64, status="done", advised_retention=0.8,
+        advised_reviews_per_day=10.0, advised_minutes_per_day=5.0, advised_seconds_per_remembered_card=150.0,
+        current_reviews_per_day=20.0, current_minutes_per_day=8.0, current_seconds_per_remembered_card=200.0,
+        review_seconds_source="default", requested_at=NOW, computed_at=NOW,
+    )  # fmt: skip
     Token.objects.get_or_create(user=learner)
     return Filled(learner=learner, code=code, undone_review_id=undone.pk)
 
@@ -226,6 +247,11 @@ def test_the_export_holds_everything_stored_about_the_learner(two_learners):
         ("done", 2, {"manual": 1})
     ]
     assert "package" not in srs["anki_history_imports"][0]
+    assert [(row["reason"], row["cards_moved"]) for row in srs["reschedules"]] == [("desired_retention", 2)]
+    assert [(row["adopted"], row["reason"]) for row in srs["parameter_fits"]] == [(True, "Adopted for ada")]
+    assert [(row["advised_retention"], row["current_minutes_per_day"]) for row in srs["retention_advice"]] == [
+        (0.8, 8.0)
+    ]
     reminders = document["reminders"]
     assert reminders["reminder_preference"]["local_hour"] == 7
     assert reminders["reminder_emails"][0]["due_cards"] == 4

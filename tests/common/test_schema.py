@@ -92,6 +92,7 @@ CONFLICTING_OPERATIONS = {
     ("post", "/api/v1/reviews/"),
     ("post", "/api/v1/reviews/batch/"),
     ("post", "/api/v1/reviews/{review_id}/undo/"),
+    ("post", "/api/v1/srs/optimize/"),
     ("post", "/api/v1/decks/{slug}/passes/"),
     ("post", "/api/v1/explorer/{slug}/regions/{region_slug}/visits/"),
     ("post", "/api/v1/quiz-attempts/{attempt_id}/answers/"),

@@ -35,6 +35,15 @@ def post_review(client: APIClient, body: dict[str, Any]) -> Any:
     return client.post("/api/v1/reviews/", body, format="json")
 
 
+def without_recall_time(data: Any) -> Any:
+    """A response body less every recall_computed_at, which says when that request was answered."""
+    if isinstance(data, dict):
+        return {key: without_recall_time(value) for key, value in data.items() if key != "recall_computed_at"}
+    if isinstance(data, list):
+        return [without_recall_time(item) for item in data]
+    return data
+
+
 def learner_with_token(username: str) -> tuple[Any, str]:
     """Another learner and their API token."""
     user = get_user_model().objects.create_user(username=username, password="a long enough passphrase")

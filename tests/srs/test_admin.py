@@ -87,6 +87,7 @@ def test_settings_form_applies_the_api_rules(staff_client, srs_rows, learner):
         "day_start_hour": "4",
         "fsrs_parameters": "null",
         "leech_threshold": "8",
+        "easy_days": "{}",
     }
     response = staff_client.post(_url(SchedulingSettings, "change", settings.pk), form)
     assert response.status_code == 200

@@ -32,6 +32,13 @@ DEFAULTS = {
     "fsrs_parameters": None,
     "leech_threshold": 8,
     "suspend_leeches": False,
+    "load_balancing": True,
+    "easy_days": {},
+    "auto_optimize": True,
+    "parameters_pinned": False,
+    "optimized_at": None,
+    "reviews_at_last_fit": 0,
+    "parameter_fits": [],
 }
 ONE_DAY = 24 * 3600
 
@@ -55,9 +62,13 @@ def test_patch_creates_the_row_on_first_change_and_keeps_other_values(learner_cl
     }
     response = learner_client.patch(URL, changes, format="json")
     assert response.status_code == 200, response.json()
-    assert response.json() | {"updated_at": None} == DEFAULTS | changes | {
-        "fsrs_parameters_in_use": pytest.approx(list(DEFAULT_PARAMETERS)),
-        "updated_at": None,
+    # The new desired retention queues a reschedule of the learner's review cards.
+    assert response.json()["latest_reschedule"]["reason"] == "desired_retention"
+    # The advice for the new settings is queued for a worker (tests/srs/test_retention_advice.py).
+    assert response.json()["retention_advice"]["status"] == "computing"
+    unchecked = {"updated_at": None, "latest_reschedule": None, "retention_advice": None}
+    assert response.json() | unchecked == DEFAULTS | changes | unchecked | {
+        "fsrs_parameters_in_use": pytest.approx(list(DEFAULT_PARAMETERS))
     }
     assert response.json()["updated_at"] is not None
     row = SchedulingSettings.objects.get(learner=learner)
