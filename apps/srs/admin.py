@@ -10,7 +10,17 @@ from django.http import HttpRequest
 
 from apps.common.admin import ReadOnlyAdmin
 from apps.srs.learner_settings import SETTINGS_FIELDS, scheduling_settings_errors
-from apps.srs.models import CardMemory, DeckPass, ParameterFit, ReviewLog, SchedulerProfile, SchedulingSettings
+from apps.srs.models import (
+    AnkiHistoryImport,
+    CardMemory,
+    DeckPass,
+    ParameterFit,
+    Reschedule,
+    ReviewLog,
+    SchedulerProfile,
+    SchedulingSettings,
+    StoredRetentionAdvice,
+)
 
 
 class SchedulingSettingsForm(forms.ModelForm):
@@ -114,3 +124,45 @@ class ParameterFitAdmin(ReadOnlyAdmin):
     list_select_related = ("learner",)
     search_fields = ("learner__username",)
     date_hierarchy = "created_at"
+
+
+@admin.register(Reschedule)
+class RescheduleAdmin(ReadOnlyAdmin):
+    """Each background reschedule of a learner's review cards after their weights or retention changed."""
+
+    list_display = ("id", "learner", "reason", "status", "cards_total", "cards_examined", "cards_moved", "created_at")
+    list_filter = ("status", "reason")
+    list_select_related = ("learner",)
+    search_fields = ("learner__username",)
+    date_hierarchy = "created_at"
+
+
+@admin.register(StoredRetentionAdvice)
+class StoredRetentionAdviceAdmin(ReadOnlyAdmin):
+    """The desired retention advised to each learner, with the workload at it and at their own setting."""
+
+    list_display = (
+        "id",
+        "learner",
+        "status",
+        "parameters_source",
+        "desired_retention",
+        "advised_retention",
+        "advised_minutes_per_day",
+        "current_minutes_per_day",
+        "computed_at",
+    )
+    list_filter = ("status", "parameters_source")
+    list_select_related = ("learner",)
+    search_fields = ("learner__username",)
+
+
+@admin.register(AnkiHistoryImport)
+class AnkiHistoryImportAdmin(ReadOnlyAdmin):
+    """Learners' Anki review histories being replayed; the uploaded package itself is not shown."""
+
+    list_display = ("id", "learner", "status", "total_entries", "matched", "applied", "created_at", "finished_at")
+    list_filter = ("status",)
+    list_select_related = ("learner",)
+    search_fields = ("learner__username",)
+    exclude = ("package",)

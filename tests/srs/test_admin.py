@@ -6,17 +6,32 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.contrib import admin
 from django.db import models
 from django.test import Client
 from django.urls import reverse
 
 from apps.srs.learner_settings import scheduling_settings_update
-from apps.srs.models import CardMemory, DeckPass, ReviewLog, SchedulerProfile, SchedulingSettings
+from apps.srs.models import (
+    AnkiHistoryImport,
+    CardMemory,
+    DeckPass,
+    ParameterFit,
+    Reschedule,
+    ReviewLog,
+    SchedulerProfile,
+    SchedulingSettings,
+    StoredRetentionAdvice,
+)
 from apps.srs.services import ReviewInput, reviews_submit
 
 pytestmark = pytest.mark.django_db
 
-MODELS = [SchedulingSettings, CardMemory, ReviewLog, DeckPass, SchedulerProfile]
+# Every model of the app the admin shows.
+MODELS = sorted(
+    (model for model in admin.site._registry if model._meta.app_label == "srs"), key=lambda model: model.__name__
+)
+PACKAGE_BYTES = b"PK\x03\x04 the learner's own file"
 
 
 @pytest.fixture
@@ -43,6 +58,13 @@ def srs_rows(learner, deck_cards) -> None:
         started_at=now - timedelta(minutes=1),
         finished_at=now,
     )
+    ParameterFit.objects.create(learner=learner, status="done", fitted_on_reviews=420, log_loss=0.3, rmse_bins=0.05)
+    Reschedule.objects.create(learner=learner, reason="desired_retention", cards_total=3)
+    StoredRetentionAdvice.objects.create(
+        learner=learner, parameters_digest="0" * 64, parameters_source="default", desired_retention=0.9,
+        deck_size_bucket=100, limits_digest="0" * 64, requested_at=now,
+    )  # fmt: skip
+    AnkiHistoryImport.objects.create(learner=learner, package=PACKAGE_BYTES, package_bytes=len(PACKAGE_BYTES))
 
 
 def _url(model: type[models.Model], action: str, *args: object) -> str:
@@ -55,6 +77,16 @@ def test_every_page_opens(staff_client, srs_rows, model):
     assert staff_client.get(_url(model, "changelist"), {"q": "ada"}).status_code == 200
     row = model.objects.first()
     assert staff_client.get(_url(model, "change", row.pk)).status_code == 200
+
+
+def test_every_srs_model_has_an_admin_page():
+    assert {ParameterFit, Reschedule, StoredRetentionAdvice, AnkiHistoryImport} <= set(MODELS)
+
+
+def test_an_anki_history_import_page_does_not_show_the_package(staff_client, srs_rows):
+    row = AnkiHistoryImport.objects.get()
+    page = staff_client.get(_url(AnkiHistoryImport, "change", row.pk)).content
+    assert b"the learner's own file" not in page
 
 
 @pytest.mark.parametrize("model", [ReviewLog, DeckPass, SchedulerProfile, CardMemory], ids=lambda model: model.__name__)
