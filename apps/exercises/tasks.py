@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -11,9 +10,8 @@ from celery.exceptions import SoftTimeLimitExceeded
 from celery.signals import worker_process_init, worker_process_shutdown
 from django.conf import settings
 
+from apps.common.publish import tasks_publish
 from apps.exercises import services
-
-logger = logging.getLogger(__name__)
 
 
 @shared_task(
@@ -41,29 +39,11 @@ def submissions_reap() -> dict[str, int] | None:
 def gradings_publish(submission_ids: Sequence[int]) -> int:
     """Send a grading task for each submission, in order, over one connection; returns how many went.
 
-    One connection attempt, short socket timeouts and no retries (kombu's defaults retry for
-    seconds): with the broker down this returns within GRADING_PUBLISH_TIMEOUT_SECONDS, having logged
-    why, and the caller leaves the rest queued for the reaper."""
-    timeout = settings.GRADING_PUBLISH_TIMEOUT_SECONDS
-    sent = 0
-    try:
-        with current_app.connection_for_write(
-            connect_timeout=timeout,
-            transport_options={"max_retries": 0, "socket_connect_timeout": timeout, "socket_timeout": timeout},
-        ) as connection:
-            for submission_id in submission_ids:
-                grade_submission.apply_async((submission_id,), connection=connection, retry=False)
-                sent += 1
-    except Exception as error:
-        # Whatever the transport raised (refused, timed out, unknown host): the rows stay queued and
-        # are sent again, so a broker fault is logged, never passed on to the request.
-        logger.warning(
-            "Broker unreachable (%r): %d of %d gradings handed over, the rest stay queued for the reaper",
-            error,
-            sent,
-            len(submission_ids),
-        )
-    return sent
+    With the broker down this returns within GRADING_PUBLISH_TIMEOUT_SECONDS, having logged why, and
+    the caller leaves the rest queued for the reaper."""
+    return tasks_publish(
+        grade_submission, submission_ids, timeout=settings.GRADING_PUBLISH_TIMEOUT_SECONDS, what="gradings"
+    )
 
 
 def _consumes_grading_queue() -> bool:

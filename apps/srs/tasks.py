@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import logging
-
-from celery import current_app, shared_task
+from celery import shared_task
 from django.utils import timezone
 
+from apps.common.publish import tasks_publish
 from apps.srs import anki_history, optimization, rescheduling, retention_advising
 
-logger = logging.getLogger(__name__)
-
-# The broker gets one short try; an import it did not take stays queued in its row and is handed over
-# again by `anki_history_imports_resume`.
+# The broker gets one short try; work it did not take stays queued in its row, and each kind's resume job
+# (or the nightly dispatch, for fits) hands it over again.
 _PUBLISH_TIMEOUT_SECONDS = 2.0
 
 
@@ -24,18 +21,10 @@ def anki_history_import(import_id: int) -> str | None:
 
 def anki_history_import_publish(import_id: int) -> bool:
     """Hand the import to a worker; False when the broker did not take it (the import stays queued)."""
-    timeout = _PUBLISH_TIMEOUT_SECONDS
-    try:
-        with current_app.connection_for_write(
-            connect_timeout=timeout,
-            transport_options={"max_retries": 0, "socket_connect_timeout": timeout, "socket_timeout": timeout},
-        ) as connection:
-            anki_history_import.apply_async((import_id,), connection=connection, retry=False)
-    except Exception as error:
-        # Whatever the transport raised: the request has its answer already, and the import says why it stopped.
-        logger.warning("Broker unreachable (%r): Anki history import %s stays queued", error, import_id)
-        return False
-    return True
+    return (
+        tasks_publish(anki_history_import, [import_id], timeout=_PUBLISH_TIMEOUT_SECONDS, what="Anki history imports")
+        == 1
+    )
 
 
 @shared_task(ignore_result=True)
@@ -55,18 +44,7 @@ def reschedule(reschedule_id: int) -> str | None:
 
 def reschedule_publish(reschedule_id: int) -> bool:
     """Hand the reschedule to a worker; False when the broker did not take it (the run stays queued)."""
-    timeout = _PUBLISH_TIMEOUT_SECONDS
-    try:
-        with current_app.connection_for_write(
-            connect_timeout=timeout,
-            transport_options={"max_retries": 0, "socket_connect_timeout": timeout, "socket_timeout": timeout},
-        ) as connection:
-            reschedule.apply_async((reschedule_id,), connection=connection, retry=False)
-    except Exception as error:
-        # Whatever the transport raised: the change that queued it is saved, and the row is the outbox.
-        logger.warning("Broker unreachable (%r): reschedule %s stays queued", error, reschedule_id)
-        return False
-    return True
+    return tasks_publish(reschedule, [reschedule_id], timeout=_PUBLISH_TIMEOUT_SECONDS, what="reschedules") == 1
 
 
 @shared_task(ignore_result=True)
@@ -86,18 +64,7 @@ def parameter_fit(learner_id: int) -> str | None:
 
 def parameter_fit_publish(learner_id: int) -> bool:
     """Hand the learner's fit to a worker; False when the broker did not take it (the nightly run sends it again)."""
-    timeout = _PUBLISH_TIMEOUT_SECONDS
-    try:
-        with current_app.connection_for_write(
-            connect_timeout=timeout,
-            transport_options={"max_retries": 0, "socket_connect_timeout": timeout, "socket_timeout": timeout},
-        ) as connection:
-            parameter_fit.apply_async((learner_id,), connection=connection, retry=False)
-    except Exception as error:
-        # Whatever the transport raised: a fit asked for stays queued in its row, and the nightly run finds it.
-        logger.warning("Broker unreachable (%r): parameter fit of learner %s not sent", error, learner_id)
-        return False
-    return True
+    return tasks_publish(parameter_fit, [learner_id], timeout=_PUBLISH_TIMEOUT_SECONDS, what="parameter fits") == 1
 
 
 @shared_task(ignore_result=True)
@@ -114,18 +81,12 @@ def retention_advice(advice_id: int) -> str | None:
 
 def retention_advice_publish(advice_id: int) -> bool:
     """Hand the advice to a worker; False when the broker did not take it (the row stays queued)."""
-    timeout = _PUBLISH_TIMEOUT_SECONDS
-    try:
-        with current_app.connection_for_write(
-            connect_timeout=timeout,
-            transport_options={"max_retries": 0, "socket_connect_timeout": timeout, "socket_timeout": timeout},
-        ) as connection:
-            retention_advice.apply_async((advice_id,), connection=connection, retry=False)
-    except Exception as error:
-        # Whatever the transport raised: the response that asked for it said "computing", and the row is the outbox.
-        logger.warning("Broker unreachable (%r): retention advice %s stays queued", error, advice_id)
-        return False
-    return True
+    return (
+        tasks_publish(
+            retention_advice, [advice_id], timeout=_PUBLISH_TIMEOUT_SECONDS, what="retention advice computations"
+        )
+        == 1
+    )
 
 
 @shared_task(ignore_result=True)
