@@ -15,6 +15,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from apps.content.models import Card
+from apps.srs.learner_settings import scheduling_settings_update
 
 DECK = "tf-data-pipelines"
 
@@ -54,6 +55,11 @@ def client_for(token: str) -> APIClient:
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
     return client
+
+
+def load_balancing_off(learner: Any) -> None:
+    """For tests that compare stored due dates with a plain replay of the log: balanced dates may differ."""
+    scheduling_settings_update(learner=learner, changes={"load_balancing": False})
 
 
 def make_learner(username: str) -> tuple[Any, APIClient]:

@@ -37,7 +37,7 @@ from apps.srs.services import (
     review_undo,
     reviews_submit,
 )
-from tests.srs.conftest import make_learner, post_review, review_body, without_recall_time
+from tests.srs.conftest import load_balancing_off, make_learner, post_review, review_body, without_recall_time
 
 pytestmark = pytest.mark.django_db
 
@@ -407,6 +407,8 @@ def test_reviews_need_a_signed_in_learner(api_client, deck_cards, url):
 
 def test_a_batch_applies_each_cards_reviews_in_time_order(learner, learner_client, deck_cards):
     a, b = deck_cards[0], deck_cards[1]
+    # Compared with a plain replay below; balancing is tested in test_load_balancing.py.
+    load_balancing_off(learner)
     times = [ago(days=d) for d in (30, 20, 10, 2)]
     bodies = [
         review_body(a, 3, times[3]),
@@ -613,6 +615,9 @@ def test_two_devices_merge_to_the_same_state_in_either_order(deck_cards):
     ids = {(days, index): str(uuid.uuid4()) for days, index, _ in DEVICE_A + DEVICE_B}
     a_first, client_ab = make_learner("a-first")
     b_first, client_ba = make_learner("b-first")
+    # Compared with a plain replay: a balanced due date would depend on which upload came last.
+    for who in (a_first, b_first):
+        load_balancing_off(who)
 
     replayed: dict[str, list[bool]] = {}
     for name, client, order in (("AB", client_ab, (DEVICE_A, DEVICE_B)), ("BA", client_ba, (DEVICE_B, DEVICE_A))):
@@ -648,6 +653,8 @@ def test_any_arrival_order_of_single_reviews_merges_to_the_same_state(deck_cards
     replays = []
     for attempt in range(4):
         learner, client = make_learner(f"order-{attempt}")
+        # Compared with a plain replay: a balanced due date would depend on which review arrived last.
+        load_balancing_off(learner)
         shuffled = bodies[:]
         rng.shuffle(shuffled)
         replays += [post_review(client, body).json()["replayed"] for body in shuffled]
