@@ -245,8 +245,9 @@ def reviews_submit(
     the state before the earliest such review, and the reviews after it are stored with the states
     their new places give, so histories from several devices merge to the same state whatever order
     they arrive in (with load balancing on, but for the due date: a review applied as it arrives is
-    balanced, a replayed one takes its plain fuzzed day; both lie in the same fuzz range). An item whose client_review_id another item, or a review already recorded, uses
-    for a different review makes the whole upload invalid. While another write of the learner's
+    balanced, a replayed one takes its plain fuzzed day; both lie in the same fuzz range). An item
+    whose client_review_id another item, or a review already recorded, uses for a different review
+    makes the whole upload invalid. While another write of the learner's
     reviews holds their turn for longer than REVIEW_SYNC_LOCK_WAIT_SECONDS, the upload is refused
     with SyncInProgress.
     """
