@@ -10,6 +10,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from django.db import connection
@@ -32,7 +33,7 @@ def worker_database_url() -> str:
 
 
 @pytest.fixture
-def grading_worker(shipped_course) -> Iterator[subprocess.Popen]:
+def grading_worker(shipped_course, tmp_path: Path) -> Iterator[subprocess.Popen]:
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "quizsite.test_settings",
@@ -48,9 +49,9 @@ def grading_worker(shipped_course) -> Iterator[subprocess.Popen]:
         ],
         cwd=REPO_ROOT,
         env=env,
-        stdout=subprocess.PIPE,
+        # A file, not a pipe: a pipe nobody reads fills up with the worker's log and stops it.
+        stdout=(tmp_path / "grading-worker.log").open("wb"),
         stderr=subprocess.STDOUT,
-        text=True,
     )  # fmt: skip
     yield process
     process.send_signal(signal.SIGTERM)
