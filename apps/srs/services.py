@@ -5,20 +5,21 @@ from __future__ import annotations
 import json
 import uuid
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
 from django.conf import settings as django_settings
+from django.core.exceptions import EmptyResultSet
 from django.db import IntegrityError, OperationalError, connection, transaction
 from django.db.models import DateTimeField, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
 from apps.common.clock import latest_client_time
 from apps.common.errors import Busy, Conflict, DomainError, IdempotencyKeyReused, NotFound
-from apps.content.selectors import visible_card_ids
+from apps.content.selectors import visible_card_ids_query
 from apps.srs import load_balancing, scheduling
 from apps.srs.config import (
     review_scheduling_get,
@@ -180,15 +181,15 @@ class _Stored:
         return ReviewEvent(self.reviewed_at, str(self.client_review_id), Rating(self.rating), configs[self.profile_id])
 
 
-def _validate(*, learner: Any, reviews: list[ReviewInput], now: datetime, field_prefix: str) -> None:
+def _validate(*, learner: Any, reviews: list[ReviewInput], now: datetime, field_prefix: str, visible: set[int]) -> None:
     """Refuse the whole upload, naming every bad item, before anything is written.
 
-    When the only fault is cards the learner cannot study, the refusal is a 404, as for any request
-    that names something absent; any other fault makes it a 400 that names the unknown cards too. A
-    review already recorded is resent as it was, even when its card has since been archived: an
-    offline client's queue must be able to empty.
+    `visible`: which of the reviewed cards the learner may study. When the only fault is cards the
+    learner cannot study, the refusal is a 404, as for any request that names something absent; any
+    other fault makes it a 400 that names the unknown cards too. A review already recorded is resent
+    as it was, even when its card has since been archived: an offline client's queue must be able to
+    empty.
     """
-    visible = visible_card_ids(card_ids=[review.card_id for review in reviews])
     hidden = [review.client_review_id for review in reviews if review.card_id not in visible]
     recorded: set[tuple[uuid.UUID | None, int]] = set()
     if hidden:
@@ -257,17 +258,53 @@ def reviews_submit(
         raise ReviewsInvalid(reused.message, fields=reused.fields) from None
 
 
+# Every column of a memory row, in the model's order: a row read with the turn is built from them.
+_MEMORY_COLUMNS = tuple(field.attname for field in CardMemory._meta.concrete_fields)
+
+
+def _memories_locked(*, learner_id: int, card_ids: Sequence[int]) -> QuerySet[CardMemory, tuple[Any, ...]]:
+    # Locked in card order, as every writer of these rows locks them, so writers cannot deadlock.
+    return (
+        CardMemory.objects.select_for_update()
+        .filter(learner_id=learner_id, card_id__in=card_ids)
+        .order_by("card_id")
+        .values_list(*_MEMORY_COLUMNS)
+    )
+
+
 def _submit(*, learner: Any, reviews: list[ReviewInput], now: datetime, field_prefix: str) -> list[ReviewOutcome]:
     if len(reviews) > BATCH_LIMIT:
         raise ReviewsInvalid(f"At most {BATCH_LIMIT} reviews per request.")
-    _validate(learner=learner, reviews=reviews, now=now, field_prefix=field_prefix)
+    card_ids = sorted({review.card_id for review in reviews})
+    # Which cards may be studied, and the memory rows of the reviewed cards, are read with the turn:
+    # one round trip on PostgreSQL. The upload is validated before anything is written.
+    reads = [
+        visible_card_ids_query(card_ids=card_ids).values_list("pk"),
+        _memories_locked(learner_id=learner.pk, card_ids=card_ids),
+    ]
     for attempt in range(_WRITE_ATTEMPTS):
         try:
-            with _learner_turn(learner_id=learner.pk):
+            with _learner_turn(learner_id=learner.pk, reads=reads) as (visible_rows, memory_rows):
+                _validate(
+                    learner=learner,
+                    reviews=reviews,
+                    now=now,
+                    field_prefix=field_prefix,
+                    visible={card_id for (card_id,) in visible_rows},
+                )
+                memories = {
+                    memory.card_id: memory
+                    for memory in (CardMemory.from_db(connection.alias, _MEMORY_COLUMNS, row) for row in memory_rows)
+                }
                 # Resent ids are rare: the first attempt lets the log's unique constraint catch them,
                 # and only a retry looks them up first.
                 return _record(
-                    learner=learner, reviews=reviews, now=now, field_prefix=field_prefix, look_up_seen=attempt > 0
+                    learner=learner,
+                    reviews=reviews,
+                    now=now,
+                    field_prefix=field_prefix,
+                    look_up_seen=attempt > 0,
+                    memories=memories,
                 )
         except IntegrityError:
             if attempt == _WRITE_ATTEMPTS - 1:
@@ -276,7 +313,9 @@ def _submit(*, learner: Any, reviews: list[ReviewInput], now: datetime, field_pr
 
 
 @contextmanager
-def _learner_turn(*, learner_id: int) -> Iterator[None]:
+def _learner_turn(
+    *, learner_id: int, reads: Sequence[QuerySet[Any, tuple[Any, ...]]] = ()
+) -> Iterator[list[list[tuple[Any, ...]]]]:
     """A transaction (a savepoint inside another one) in which the learner's review writes take turns.
 
     Replaying a card reads its history and rewrites what follows, so two writers of one learner
@@ -284,11 +323,12 @@ def _learner_turn(*, learner_id: int) -> Iterator[None]:
     REVIEW_SYNC_LOCK_WAIT_SECONDS, or on a deadlock, nothing is written and SyncInProgress is raised.
     The bound lasts to the end of the transaction, a caller's included (a quiz answer or a match
     attempt records its reviews inside its own), so that none of its waits is endless either.
+
+    `reads` (values_list queries) run once the turn is taken, and their rows are yielded, in order.
     """
     try:
         with transaction.atomic():
-            _learner_lock(learner_id=learner_id)
-            yield
+            yield _learner_lock(learner_id=learner_id, reads=reads)
     except OperationalError as error:
         if getattr(error.__cause__, "sqlstate", None) not in _LOCK_REFUSED_STATES:
             raise
@@ -299,26 +339,55 @@ def _learner_turn(*, learner_id: int) -> Iterator[None]:
         ) from None
 
 
-def _learner_lock(*, learner_id: int) -> None:
-    """Wait, at most REVIEW_SYNC_LOCK_WAIT_SECONDS, for the learner's turn (PostgreSQL).
+def _learner_lock(*, learner_id: int, reads: Sequence[QuerySet[Any, tuple[Any, ...]]]) -> list[list[tuple[Any, ...]]]:
+    """Wait, at most REVIEW_SYNC_LOCK_WAIT_SECONDS, for the learner's turn (PostgreSQL), then run `reads`.
 
-    SQLite lets one writer at a time into the whole database already.
+    On PostgreSQL the lock and the reads go in one round trip: each statement of it takes its own
+    snapshot, so the reads see everything committed before the turn was granted. SQLite lets one
+    writer at a time into the whole database already, and runs the reads one by one.
     """
     if connection.vendor != "postgresql":
-        return
+        return [[tuple(row) for row in read] for read in reads]
     wait_ms = max(1, round(django_settings.REVIEW_SYNC_LOCK_WAIT_SECONDS * 1000))
     # Advisory lock keys are 32-bit: ids past 2**31 wrap, which at worst makes two learners take turns.
     key = (learner_id + 2**31) % 2**32 - 2**31
+    # Both numbers are integers computed here; the reads' values travel as parameters.
+    statements = [f"SET LOCAL lock_timeout = {wait_ms}", f"SELECT pg_advisory_xact_lock({_SYNC_LOCK_NAMESPACE}, {key})"]
+    params: list[Any] = []
+    compilers: list[Any] = []
+    for read in reads:
+        compiler = read.query.get_compiler(connection.alias)
+        try:
+            sql, read_params = compiler.as_sql()
+        except EmptyResultSet:
+            compilers.append(None)
+            continue
+        compilers.append(compiler)
+        statements.append(sql)
+        params += read_params
+    rows: list[list[tuple[Any, ...]]] = []
     with connection.cursor() as cursor:
-        # One round trip; both numbers are integers computed here.
-        cursor.execute(
-            f"SET LOCAL lock_timeout = {wait_ms}; SELECT pg_advisory_xact_lock({_SYNC_LOCK_NAMESPACE}, {key})"
-        )
+        cursor.execute("; ".join(statements), params)
+        cursor.nextset()  # past SET to the lock's result
+        for compiler in compilers:
+            if compiler is None:
+                rows.append([])
+                continue
+            cursor.nextset()
+            rows.append(list(compiler.results_iter(results=[cursor.fetchall()], tuple_expected=True)))
+    return rows
 
 
 def _record(
-    *, learner: Any, reviews: list[ReviewInput], now: datetime, field_prefix: str, look_up_seen: bool
+    *,
+    learner: Any,
+    reviews: list[ReviewInput],
+    now: datetime,
+    field_prefix: str,
+    look_up_seen: bool,
+    memories: dict[int, CardMemory],
 ) -> list[ReviewOutcome]:
+    """Apply the reviews; `memories`: the reviewed cards' memory rows, locked with the learner's turn."""
     seen = (
         {
             log.client_review_id: log
@@ -356,7 +425,12 @@ def _record(
     if pending:
         settings, config, profile_id = review_scheduling_get(learner=learner)
         outcomes |= _record_cards(
-            learner_id=learner.pk, pending=pending, settings=settings, config=config, profile_id=profile_id
+            learner_id=learner.pk,
+            pending=pending,
+            memories=memories,
+            settings=settings,
+            config=config,
+            profile_id=profile_id,
         )
     for index, review in enumerate(reviews):
         if index not in outcomes:
@@ -383,6 +457,7 @@ def _record_cards(
     *,
     learner_id: int,
     pending: dict[int, list[tuple[int, ReviewInput]]],
+    memories: dict[int, CardMemory],
     settings: SchedulingSettings,
     config: scheduling.SchedulerConfig,
     profile_id: int,
@@ -394,13 +469,6 @@ def _record_cards(
     review before it left, and the reviews in it whose stored states change are rewritten.
     """
     card_ids = sorted(pending)
-    # Locked in card order, as every writer of these rows locks them, so writers cannot deadlock.
-    memories = {
-        memory.card_id: memory
-        for memory in CardMemory.objects.select_for_update()
-        .filter(learner_id=learner_id, card_id__in=card_ids)
-        .order_by("card_id")
-    }
     items = {
         card_id: sorted(pending[card_id], key=lambda item: (_time_of(item[1]), str(item[1].client_review_id)))
         for card_id in card_ids
