@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.paginator import Paginator
+from django.core.paginator import Page, Paginator
 from rest_framework import pagination, serializers
 from rest_framework.request import Request
 
@@ -22,10 +22,31 @@ class PageQuery(serializers.Serializer):
     )
 
 
+class CountSparingPaginator(Paginator):
+    """Django's, reading a page first and counting only when the page cannot tell the total.
+
+    A page with fewer rows than a full one is the last: the total is the rows before it plus its
+    own, so most lists (a course's few decks, a short history) cost one query instead of two. A full
+    page, or an empty one past the first, is counted as Django does.
+    """
+
+    def page(self, number: Any) -> Any:
+        if self.orphans or not isinstance(number, int) or number < 1:
+            return super().page(number)
+        bottom = (number - 1) * self.per_page
+        rows = list(self.object_list[bottom : bottom + self.per_page])
+        if len(rows) == self.per_page or (not rows and number > 1):
+            return super().page(number)
+        # cached_property: the count is known, so Django's own bookkeeping reads it from here.
+        self.__dict__["count"] = bottom + len(rows)
+        return Page(rows, number, self)
+
+
 class PageNumberPagination(pagination.PageNumberPagination):
     """DRF's, except that `page` and `page_size` are validated: DRF falls back to defaults (or clamps)
     on any value it cannot use, so a client's bug would pass unnoticed."""
 
+    django_paginator_class = CountSparingPaginator
     page_size = DEFAULT_PAGE_SIZE
     page_size_query_param = "page_size"
     max_page_size = MAX_PAGE_SIZE

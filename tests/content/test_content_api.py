@@ -155,11 +155,12 @@ def test_no_answer_key_in_any_learner_response(learner_client, shipped_course):
 @pytest.mark.parametrize(
     ("url", "queries"),
     [
-        ("/api/v1/courses/", 2),
-        ("/api/v1/decks/", 2),
-        (f"/api/v1/decks/{DECK}/cards/?page_size=200", 3),
-        ("/api/v1/explorer/", 2),
-        ("/api/v1/exercises/", 2),
+        # A list's one page is short, so it tells its own count: the page alone.
+        ("/api/v1/courses/", 1),
+        ("/api/v1/decks/", 1),
+        (f"/api/v1/decks/{DECK}/cards/?page_size=200", 2),
+        ("/api/v1/explorer/", 1),
+        ("/api/v1/exercises/", 1),
         (f"/api/v1/lessons/{LESSON}/", 9),
         (f"/api/v1/courses/{COURSE}/concept-graph/", 4),
         ("/api/v1/explorer/input-pipeline-explorer/", 3),
