@@ -140,7 +140,8 @@ REDIS_CACHE_OPTIONS: dict[str, Any] = {
 if REDIS_URL:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            # Django's Redis cache, with its client objects made once instead of once an operation.
+            "BACKEND": "apps.common.cache.ReusedClientRedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "quizsite",
             "OPTIONS": REDIS_CACHE_OPTIONS,

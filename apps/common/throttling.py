@@ -7,17 +7,26 @@ writes only, so reading (the study queue, a submission's progress) never uses up
 
 When the cache cannot be reached the request is let through and a warning logged: an outage of the
 cache must not stop learners from studying, and the database still enforces every invariant.
+
+With Redis as the cache, a throttle counts in one round trip: a script keeps DRF's sliding window (the
+times of the requests counted, newest first) as a Redis list, and decides and records in one step. The
+first of a view's throttles counts for the later ones too, so a request costs one round trip whatever
+the number of its throttles. Other caches use DRF's own get and set.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from django.core.cache import DEFAULT_CACHE_ALIAS, caches
+from django.core.cache import cache as default_cache
 from django.core.cache.backends.redis import RedisCache
 from django.core.exceptions import ImproperlyConfigured
+from redis.exceptions import NoScriptError
 from rest_framework.permissions import SAFE_METHODS
 from rest_framework.settings import api_settings
 from rest_framework.throttling import BaseThrottle, SimpleRateThrottle
@@ -49,6 +58,92 @@ def _outage_log(scope: str) -> None:
 # Every throttle's history key starts so (DRF's own cache_format, also used by its ScopedRateThrottle).
 THROTTLE_KEY_PATTERN = "throttle_*"
 
+# DRF's SimpleRateThrottle.allow_request for each key: drop the times that have left the window from the
+# end of the list, then refuse if it is full, or record now at its head. A refused request is not
+# recorded. KEYS: one per window. ARGV: now (as Python's repr() writes it, which reads back as the same
+# double), then for each key its limit and its duration in seconds. Each window answers {1, ""} when
+# allowed, or {0, the time whose leaving makes room} when refused. A key of another type (as DRF's
+# pickled list was) is replaced.
+_COUNT_SCRIPT = """
+local now = ARGV[1]
+local answers = {}
+for index, key in ipairs(KEYS) do
+    local limit = tonumber(ARGV[2 * index])
+    local duration = ARGV[2 * index + 1]
+    local cutoff = tonumber(now) - tonumber(duration)
+    local kind = redis.call('TYPE', key).ok
+    if kind ~= 'list' and kind ~= 'none' then
+        redis.call('DEL', key)
+    end
+    while true do
+        local oldest = redis.call('LINDEX', key, -1)
+        if not oldest or tonumber(oldest) > cutoff then
+            break
+        end
+        redis.call('RPOP', key)
+    end
+    local counted = redis.call('LLEN', key)
+    if counted < limit then
+        redis.call('LPUSH', key, now)
+        redis.call('EXPIRE', key, duration)
+        answers[index] = {1, ''}
+    elseif limit > 0 then
+        answers[index] = {0, redis.call('LINDEX', key, limit - 1)}
+    else
+        answers[index] = {0, ''}
+    end
+end
+return answers
+"""
+_COUNT_SCRIPT_SHA = hashlib.sha1(_COUNT_SCRIPT.encode(), usedforsecurity=False).hexdigest()
+# Where the first throttle of a request leaves what it counted for the later ones.
+_VERDICTS_ATTRIBUTE = "_throttle_verdicts"
+
+
+@dataclass(frozen=True, slots=True)
+class _Window:
+    """One throttle's sliding window in Redis, for one request."""
+
+    key: str  # as stored: with the cache's prefix and version
+    num_requests: int
+    duration: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Verdict:
+    allowed: bool
+    # When counted: the time of the count; when refused, also the counted request whose leaving makes room.
+    now: float | None = None
+    frees_a_place_at: float | None = None
+
+
+# Redis could not be asked: the request goes through.
+_UNCOUNTED = _Verdict(allowed=True)
+
+
+def _redis_cache(cache: Any) -> RedisCache | None:
+    """The throttle's cache if it is Redis, resolving DRF's default (a proxy of the default cache)."""
+    if cache is default_cache:
+        cache = caches[DEFAULT_CACHE_ALIAS]
+    return cache if isinstance(cache, RedisCache) else None
+
+
+def _count_in_redis(cache: RedisCache, windows: list[_Window], now: float) -> list[_Verdict]:
+    """Decides and records each window's request at time `now`, all in one round trip."""
+    keys = [window.key for window in windows]
+    arguments: list[str | int] = [repr(now)]
+    for window in windows:
+        arguments += [window.num_requests, window.duration]
+    client: Any = cache._cache.get_client(write=True)
+    try:
+        answers = client.evalsha(_COUNT_SCRIPT_SHA, len(keys), *keys, *arguments)
+    except NoScriptError:  # a restarted or flushed Redis: EVAL loads the script again
+        answers = client.eval(_COUNT_SCRIPT, len(keys), *keys, *arguments)
+    return [
+        _Verdict(allowed=bool(allowed), now=now, frees_a_place_at=float(oldest) if oldest else None)
+        for allowed, oldest in answers
+    ]
+
 
 class _RateThrottle(SimpleRateThrottle):
     """DRF's sliding-window throttle with the rate read at request time and a cache outage tolerated."""
@@ -62,6 +157,8 @@ class _RateThrottle(SimpleRateThrottle):
         # DRF resolves the rate here; subclasses that derive the scope from the view do it per request.
         self.rate: str | None = None
         self.num_requests, self.duration = None, None
+        # Refused: the time of the counted request whose leaving the window makes room for one more.
+        self.frees_a_place_at: float | None = None
 
     def get_rate(self) -> str | None:
         # DRF reads its class attribute THROTTLE_RATES, frozen at import; the settings are live.
@@ -78,28 +175,93 @@ class _RateThrottle(SimpleRateThrottle):
         """The rate's name for this request, or None when this throttle does not apply to it."""
         return self.scope
 
-    def allow_request(self, request: Request, view: APIView) -> bool:
+    def applies_to(self, request: Request, view: APIView) -> bool:
+        """Takes this request's scope and rate; False when this throttle does not count the request."""
         scope = self.scope_for(request, view)
         if scope is None:
-            return True
+            return False
         self.scope = scope
         self.rate = self.get_rate()
         self.num_requests, self.duration = self.parse_rate(self.rate)
-        try:
-            return bool(super().allow_request(request, view))
-        except Exception:
-            _outage_log(scope)
+        self.frees_a_place_at = None
+        return True
+
+    def allow_request(self, request: Request, view: APIView) -> bool:
+        if not self.applies_to(request, view):
             return True
+        cache = _redis_cache(self.cache)
+        if cache is not None:
+            return self._allow_by_redis(cache, request, view)
+        try:
+            allowed = bool(super().allow_request(request, view))
+        except Exception:
+            _outage_log(self.scope or "")
+            return True
+        if not allowed and self.num_requests is not None and 0 < self.num_requests <= len(self.history):
+            # History is newest first; once this request ages out, the window holds num_requests - 1.
+            self.frees_a_place_at = self.history[self.num_requests - 1]
+        return allowed
+
+    def _redis_window(self, cache: RedisCache, request: Request, view: APIView) -> _Window | None:
+        """This request's window, once applies_to() has taken the rate; None when nothing is counted."""
+        if self.num_requests is None or self.duration is None:
+            return None
+        self.key = self.get_cache_key(request, view)
+        if self.key is None:
+            return None
+        return _Window(cache.make_and_validate_key(self.key), self.num_requests, self.duration)
+
+    def _allow_by_redis(self, cache: RedisCache, request: Request, view: APIView) -> bool:
+        window = self._redis_window(cache, request, view)
+        if window is None:
+            return True
+        pending: dict[_Window, _Verdict] = vars(request).setdefault(_VERDICTS_ATTRIBUTE, {})
+        verdict = pending.pop(window, None)
+        if verdict is None:
+            later = self._later_windows(cache, request, view, window)
+            try:
+                verdicts = _count_in_redis(cache, [window, *later], self.timer())
+            except Exception:
+                _outage_log(self.scope or "")
+                # The later throttles let the request through without trying again.
+                pending.update(dict.fromkeys(later, _UNCOUNTED))
+                return True
+            verdict = verdicts[0]
+            pending.update(zip(later, verdicts[1:], strict=True))
+        if verdict.now is None:
+            return True
+        self.now = verdict.now
+        self.frees_a_place_at = verdict.frees_a_place_at
+        return verdict.allowed
+
+    def _later_windows(self, cache: RedisCache, request: Request, view: APIView, own: _Window) -> list[_Window]:
+        """The windows of the view's throttles that DRF asks after this one, to be counted with it.
+
+        DRF asks every throttle of the view, refused or not, each counting on its own; each later one
+        finds its verdict on the request. Empty when this throttle is not one of the view's own."""
+        throttles = view.get_throttles()
+        position = next((index for index, throttle in enumerate(throttles) if type(throttle) is type(self)), None)
+        if position is None:
+            return []
+        windows: list[_Window] = []
+        for throttle in throttles[position + 1 :]:
+            if not isinstance(throttle, _RateThrottle) or throttle.cache is not self.cache:
+                continue
+            if not throttle.applies_to(request, view):
+                continue
+            window = throttle._redis_window(cache, request, view)
+            # The same window twice is counted twice, as DRF would: by that throttle itself.
+            if window is not None and window != own and window not in windows:
+                windows.append(window)
+        return windows
 
     def wait(self) -> float | None:
         """Seconds until one more request fits in the window, at least 1 (Retry-After is whole seconds)."""
         if self.num_requests is None or self.duration is None:
             return None
-        if self.num_requests <= 0 or len(self.history) < self.num_requests:
+        if self.frees_a_place_at is None:
             return float(self.duration)
-        # History is newest first; once this request ages out, the window holds num_requests - 1.
-        frees_a_place = self.history[self.num_requests - 1]
-        return max(1.0, frees_a_place + self.duration - self.now)
+        return max(1.0, self.frees_a_place_at + self.duration - self.now)
 
 
 class LearnerRateThrottle(_RateThrottle):
