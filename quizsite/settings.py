@@ -120,6 +120,9 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Django's backend, checking a reused connection without a round trip (see there).
+    DATABASES["default"]["ENGINE"] = "apps.common.postgresql"
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # The web server, the worker and beat share one file: wait for locks instead of failing.
     DATABASES["default"].setdefault("OPTIONS", {}).update(

@@ -52,7 +52,7 @@ def test_urls_select_postgresql_and_redis():
         CELERY_BROKER_URL="",
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["True", "django.db.backends.postgresql", "redis://127.0.0.1:6379/0"]
+    assert result.stdout.split() == ["True", "apps.common.postgresql", "redis://127.0.0.1:6379/0"]
 
 
 def test_a_malformed_boolean_is_reported():
