@@ -120,6 +120,10 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+# The few queries every request makes (apps.common.prepared) are kept prepared on each PostgreSQL
+# connection. Behind a proxy that pools connections per transaction (PgBouncer's transaction mode),
+# which cannot keep them, set this to false.
+DATABASE_PREPARED_STATEMENTS = env_bool("DATABASE_PREPARED_STATEMENTS", True)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # Django's backend, checking a reused connection without a round trip (see there).
     DATABASES["default"]["ENGINE"] = "apps.common.postgresql"

@@ -1,0 +1,86 @@
+"""Queries compiled once: the same instances as the queryset, counted like any query, prepared on PostgreSQL."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.db import connection
+from django.test import override_settings
+from django.test.utils import CaptureQueriesContext
+from rest_framework.authtoken.models import Token
+
+from apps.common.prepared import PreparedQuery
+from apps.srs.learner_settings import scheduling_settings_update
+from apps.srs.models import SchedulingSettings
+
+pytestmark = pytest.mark.django_db
+
+
+def _token_query(key: str):
+    return Token.objects.select_related("user", "user__scheduling_settings__profile").filter(key=key)
+
+
+def _learner(name: str, *, settings: bool) -> Token:
+    user = get_user_model().objects.create_user(username=name, password="a-long-password-1")
+    if settings:
+        scheduling_settings_update(learner=user, changes={"desired_retention": 0.85})
+    return Token.objects.create(user=user)
+
+
+def _prepared_statements() -> list[str]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        return [row[0] for row in cursor.fetchall()]
+
+
+def test_it_returns_what_the_queryset_returns_with_the_joined_rows_attached():
+    with_settings, without = _learner("ada", settings=True), _learner("ben", settings=False)
+    query = PreparedQuery(_token_query, "placeholder-key")
+    for token in (with_settings, without):
+        (found,) = query.all(token.key)
+        (expected,) = list(_token_query(token.key))
+        assert (found.key, found.user_id, found.created) == (expected.key, expected.user_id, expected.created)
+        user_fields = [field.attname for field in get_user_model()._meta.concrete_fields]
+        with CaptureQueriesContext(connection) as captured:
+            assert [getattr(found.user, f) for f in user_fields] == [getattr(expected.user, f) for f in user_fields]
+            settings = getattr(found.user, "scheduling_settings", None)
+            settings_expected = getattr(expected.user, "scheduling_settings", None)
+            if settings_expected is None:
+                assert settings is None
+            else:
+                assert isinstance(settings, SchedulingSettings)
+                fields = [field.attname for field in SchedulingSettings._meta.concrete_fields]
+                assert [getattr(settings, f) for f in fields] == [getattr(settings_expected, f) for f in fields]
+                assert settings.profile == settings_expected.profile
+        assert captured.captured_queries == []
+    assert query.all("no-such-key") == []
+
+
+def test_it_is_counted_as_a_query_and_prepared_once_on_postgresql():
+    token = _learner("cy", settings=True)
+    query = PreparedQuery(_token_query, "placeholder-key")
+    with CaptureQueriesContext(connection) as captured:
+        query.all(token.key)
+        query.all(token.key)
+    assert len(captured.captured_queries) == 2
+    if connection.vendor == "postgresql":
+        assert sum('"authtoken_token"' in statement for statement in _prepared_statements()) == 1
+
+
+@pytest.mark.skipif("connection.vendor != 'postgresql'")
+def test_prepared_statements_can_be_turned_off():
+    token = _learner("di", settings=False)
+    with override_settings(DATABASE_PREPARED_STATEMENTS=False):
+        assert PreparedQuery(lambda key: Token.objects.filter(key=key), "placeholder-key").all(token.key)
+    assert not any(
+        statement.startswith(
+            'SELECT "authtoken_token"."key", "authtoken_token"."user_id", "authtoken_token"."created" FROM'
+        )
+        for statement in _prepared_statements()
+    )
+
+
+def test_a_placeholder_that_does_not_reach_the_parameters_is_refused():
+    query = PreparedQuery(lambda key: Token.objects.filter(key__startswith=key), "placeholder-key")
+    with pytest.raises(ValueError, match="placeholder"):
+        query.all("x")
