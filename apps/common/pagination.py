@@ -54,7 +54,12 @@ class PageNumberPagination(pagination.PageNumberPagination):
     last_page_strings = ()
 
     def _query(self, request: Request) -> dict[str, Any]:
-        return query_params_validate(query_params=request.query_params, serializer_class=PageQuery)
+        # Read once per request: DRF asks for the size and the number apart.
+        query: dict[str, Any] | None = getattr(request, "_page_query", None)
+        if query is None:
+            query = query_params_validate(query_params=request.query_params, serializer_class=PageQuery)
+            request._page_query = query  # type: ignore[attr-defined]
+        return query
 
     def get_page_size(self, request: Request) -> int:
         size: int = self._query(request).get("page_size", self.page_size)
