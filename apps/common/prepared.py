@@ -18,6 +18,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
+from django.db.backends.utils import CursorDebugWrapper, CursorWrapper
 from django.db.models import Model, QuerySet
 from django.db.models.query import get_related_populators
 
@@ -57,7 +58,19 @@ def _cursor(connection: Any) -> Any:
         connection.connection.prepare_threshold = _PREPARE_ONLY_WHEN_ASKED
     with connection.wrap_database_errors:
         raw = _preparing_cursor_class()(connection.connection)
-    return connection.make_debug_cursor(raw) if connection.queries_logged else connection.make_cursor(raw)
+    return _LoggedCursor(raw, connection) if connection.queries_logged else connection.make_cursor(raw)
+
+
+class _LoggedCursor(CursorDebugWrapper):
+    """Django's logging cursor, logging the statement with its values in place.
+
+    Django reads the text it logs from a client-binding cursor's last query, which a prepared
+    statement does not leave; the statement is composed from its values here instead.
+    """
+
+    def execute(self, sql: Any, params: Any = None) -> Any:
+        with self.debug_sql(self.db.ops.compose_sql(sql, params)):
+            return CursorWrapper.execute(self, sql, params)
 
 
 @functools.cache

@@ -63,6 +63,8 @@ def test_it_is_counted_as_a_query_and_prepared_once_on_postgresql():
         query.all(token.key)
         query.all(token.key)
     assert len(captured.captured_queries) == 2
+    # Logged as any query is: the statement with its values.
+    assert all(token.key in logged["sql"] for logged in captured.captured_queries), captured.captured_queries
     if connection.vendor == "postgresql":
         assert sum('"authtoken_token"' in statement for statement in _prepared_statements()) == 1
 
