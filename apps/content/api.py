@@ -15,6 +15,7 @@ from apps.common.fields import CleanSlugField
 from apps.common.pagination import PageQuery
 from apps.common.query import query_params_validate
 from apps.content import selectors
+from apps.content.outputs import course_summary_data
 from apps.content.serializers import (
     CardOutput,
     ConceptGraphOutput,
@@ -38,6 +39,11 @@ class CourseListView(generics.ListAPIView):
 
     def get_queryset(self) -> QuerySet[Any]:
         return selectors.courses_list()
+
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        # CourseSummaryOutput's own mapping, without building a serializer per request.
+        page = self.paginate_queryset(self.get_queryset())
+        return self.get_paginated_response([course_summary_data(course) for course in page or []])
 
 
 class CourseDetailView(generics.RetrieveAPIView):

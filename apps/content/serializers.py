@@ -23,6 +23,7 @@ from apps.content.models import (
     PipelineExercise,
     Question,
 )
+from apps.content.outputs import course_summary_data
 from apps.quizzes.choices import choice_ids_draw
 
 
@@ -30,6 +31,9 @@ class CourseSummaryOutput(serializers.ModelSerializer):
     class Meta:
         model = Course
         fields = ["slug", "title", "subject", "description"]
+
+    def to_representation(self, course: Course) -> dict[str, Any]:
+        return course_summary_data(course)
 
 
 class LessonSummaryOutput(serializers.ModelSerializer):
