@@ -34,12 +34,12 @@ import yaml
 from worker.checks import ExpectedExamples
 from worker.datagen import DataGenerationFailed, ExerciseData, exercise_data_ensure
 from worker.host import TimingLock, timing_cpus_resolve
+from worker.limits import MAX_CODE_BYTES
 from worker.lint import lint_pipeline_code
 from worker.sandbox import Limits, SandboxProcess, SandboxResult
 from worker.timing import round_speedups, speed_points
 
 WORKER_DIR = Path(__file__).resolve().parent
-MAX_CODE_BYTES = 64 * 1024
 VERDICTS = ("accepted", "wrong_output", "runtime_error", "timeout", "memory_limit", "rejected")
 ALWAYS_FORBIDDEN = ("threading", "_thread", "multiprocessing", "concurrent.futures", "subprocess")
 TIMING_NOTE = (

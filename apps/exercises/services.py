@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -20,9 +20,11 @@ from django.utils import timezone
 from apps.common.errors import DomainError, IdempotencyKeyReused, RequestTooLarge, RetryLater
 from apps.common.periodic import PeriodicThread
 from apps.content.selectors import exercise_get
-from apps.exercises.grading import exercise_job, grader_get
 from apps.exercises.models import FINISHED, IN_PROGRESS, Submission, SubmissionStatus
-from worker.grader import MAX_CODE_BYTES, Grader, GradingFailed
+from worker.limits import MAX_CODE_BYTES
+
+if TYPE_CHECKING:
+    from worker.grader import Grader
 
 logger = logging.getLogger(__name__)
 
@@ -170,6 +172,10 @@ def submission_grade(*, submission_id: int, grader: Grader | None = None, worker
     if isinstance(claimed, str):
         return claimed
     submission, attempt = claimed
+    # Imported here: only a worker grades, and the grader brings NumPy, which the web process never needs.
+    from apps.exercises.grading import exercise_job, grader_get
+    from worker.grader import GradingFailed
+
     grader = grader or grader_get()
     beat = _heartbeat(submission_id, attempt)
     beat.start()

@@ -10,9 +10,6 @@ import hashlib
 import json
 from collections.abc import Iterable
 
-import networkx as nx
-import numpy as np
-
 # Bumped when anything below changes the coordinates, so stored layouts are recomputed.
 LAYOUT_VERSION = 1
 SEED = 20_240_611
@@ -58,6 +55,10 @@ def layout_compute(*, slugs: Iterable[str], links: Iterable[LinkKey]) -> dict[st
     if not nodes:
         return {}
     known = set(nodes)
+    # Imported here: only computing a layout needs them, and the web process otherwise never loads NumPy.
+    import networkx as nx
+    import numpy as np
+
     graph = nx.Graph()
     graph.add_nodes_from(nodes)
     for source, target, kind in sorted(set(links)):

@@ -26,7 +26,7 @@ from apps.srs.models import ReviewLog
 from apps.srs.services import BATCH_LIMIT
 from quizsite.urls import urlpatterns as project_urlpatterns
 from tests.conftest import DECKS_DIR
-from worker.grader import MAX_CODE_BYTES
+from worker.limits import MAX_CODE_BYTES
 
 pytestmark = pytest.mark.django_db
 

@@ -16,7 +16,7 @@ from apps.content.models import PipelineExercise
 from apps.exercises import services
 from apps.exercises.models import Submission, SubmissionStatus
 from tests.srs.conftest import run_together
-from worker.grader import MAX_CODE_BYTES
+from worker.limits import MAX_CODE_BYTES
 
 pytestmark = pytest.mark.django_db
 

@@ -1,0 +1,41 @@
+"""The web process loads neither NumPy nor TensorFlow: only grading and a few rare computations need them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from tests.conftest import REPO_ROOT
+
+# Loads the WSGI application as gunicorn does, then every view, as the first requests would.
+_PROBE = """
+import json, sys
+from quizsite.wsgi import application
+from django.urls import get_resolver
+
+def views(patterns):
+    for pattern in patterns:
+        if hasattr(pattern, "url_patterns"):
+            yield from views(pattern.url_patterns)
+        else:
+            yield pattern.callback
+
+assert list(views(get_resolver().url_patterns))
+print(json.dumps(sorted(name for name in ("numpy", "tensorflow", "networkx") if name in sys.modules)))
+"""
+
+
+def test_loading_the_web_application_and_every_view_imports_no_numpy_or_tensorflow():
+    env = {key: value for key, value in os.environ.items() if key != "DJANGO_DEBUG"}
+    result = subprocess.run(
+        [sys.executable, "-c", _PROBE],
+        cwd=REPO_ROOT,
+        env={**env, "DJANGO_SETTINGS_MODULE": "quizsite.settings", "SECRET_KEY": "import-probe-" + "x" * 40},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout.strip().splitlines()[-1]) == []
