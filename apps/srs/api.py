@@ -15,10 +15,9 @@ from rest_framework.views import APIView
 from apps.common.query import QueryIntegerField, query_params_validate
 from apps.common.schema import error_statuses
 from apps.common.throttling import ScopedAddressRateThrottle, ScopedLearnerRateThrottle
-from apps.content.selectors import deck_get
 from apps.srs.config import scheduler_config_get
 from apps.srs.recall import RecallBasis
-from apps.srs.selectors import DEFAULT_STUDY_LIMIT, MAX_STUDY_LIMIT, study_queue_get
+from apps.srs.selectors import DEFAULT_STUDY_LIMIT, MAX_STUDY_LIMIT, deck_study_queue_get
 from apps.srs.serializers import (
     ReviewBatchInput,
     ReviewBatchOutput,
@@ -28,6 +27,7 @@ from apps.srs.serializers import (
 )
 from apps.srs.services import ReviewInput as ReviewData
 from apps.srs.services import review_submit, review_undo, reviews_submit
+from apps.srs.study_output import study_data
 
 
 def _review_data(data: dict[str, Any]) -> ReviewData:
@@ -61,25 +61,8 @@ class StudyView(APIView):
     )
     def get(self, request: Request, slug: str) -> Response:
         limit = query_params_validate(query_params=request.query_params, serializer_class=self.Query)["limit"]
-        deck = deck_get(slug=slug)
-        queue = study_queue_get(learner=request.user, deck=deck, now=timezone.now(), limit=limit)
-        return Response(
-            StudyOutput(
-                {
-                    "deck": deck.slug,
-                    "day_start": queue.day_start,
-                    "day_end": queue.day_end,
-                    "counts": {
-                        "learning_due": queue.learning_due,
-                        "reviews_due": queue.reviews_due,
-                        "new_due": queue.new_due,
-                        "new_left_today": queue.new_left_today,
-                        "reviews_left_today": queue.reviews_left_today,
-                    },
-                    "cards": queue.items,
-                }
-            ).data
-        )
+        queue = deck_study_queue_get(learner=request.user, slug=slug, now=timezone.now(), limit=limit)
+        return Response(study_data(queue))
 
 
 class ReviewCreateView(APIView):

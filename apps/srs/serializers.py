@@ -10,7 +10,6 @@ from rest_framework import serializers
 from apps.common.fields import AwareDateTimeField, CanonicalUUIDField, JSONBooleanField, JSONIntegerField
 from apps.common.schema import body_rules
 from apps.content.serializers import DeckCardOutput
-from apps.srs.memory import memory_state_of
 from apps.srs.recall import CardRecall
 from apps.srs.scheduling import MemoryState, Rating
 from apps.srs.services import BATCH_LIMIT, MAX_DURATION_MS
@@ -127,7 +126,7 @@ class NextIntervalsOutput(serializers.Serializer):
     easy = serializers.IntegerField()
 
 
-def _seconds(intervals: dict[Rating, timedelta]) -> dict[str, int]:
+def next_intervals_seconds(intervals: dict[Rating, timedelta]) -> dict[str, int]:
     return {_RATING_NAMES[rating]: int(interval.total_seconds()) for rating, interval in intervals.items()}
 
 
@@ -142,12 +141,12 @@ class StudyItemOutput(serializers.Serializer):
     recall_computed_at = serializers.DateTimeField(help_text=RECALL_COMPUTED_AT_HELP)
 
     def to_representation(self, item: Any) -> dict[str, Any]:
-        state = memory_state_of(item.memory)
+        """`item`: a StudyItem of `apps.srs.selectors`. The endpoint maps it with `apps.srs.study_output`."""
         return {
             "queue": item.queue,
             "card": self.card_data(item.card),
-            "state": MemoryStateOutput(state).data if state else None,
-            "next_intervals": _seconds(item.next_intervals),
+            "state": MemoryStateOutput(item.state).data if item.state else None,
+            "next_intervals": next_intervals_seconds(item.next_intervals),
             **recall_fields(item.recall),
         }
 

@@ -1,4 +1,4 @@
-"""The study queue: order, daily limits in the learner's own day, exclusions, previews, and query counts."""
+"""The study queue: order, daily limits in the learner's own day, exclusions, previews, query counts and the body."""
 
 from __future__ import annotations
 
@@ -8,15 +8,20 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+from rest_framework.renderers import JSONRenderer
 from rest_framework.test import APIClient
 
 from apps.content.models import Card, Deck
 from apps.content.services import content_archived_set
 from apps.srs.learner_settings import scheduling_settings_update
 from apps.srs.models import CardMemory
-from apps.srs.selectors import DEFAULT_STUDY_LIMIT, LEARN_AHEAD, MAX_STUDY_LIMIT
+from apps.srs.selectors import DEFAULT_STUDY_LIMIT, LEARN_AHEAD, MAX_STUDY_LIMIT, StudyQueue, deck_study_queue_get
+from apps.srs.serializers import StudyOutput
+from apps.srs.study_output import study_data
 from tests.srs.conftest import DECK, make_learner, post_review, review_body, without_recall_time
 
 pytestmark = pytest.mark.django_db
@@ -434,9 +439,9 @@ def test_study_query_count_is_fixed_and_within_budget(learner, learner_client, d
 
     small, token, small_data = _study_queries(learner_client)
 
-    # deck, today's counts, due counts, learning, reviews, new cards, cards due per day in the days the
-    # previews may land on (load balancing) (settings come with the token)
-    assert len(small) == 7, small
+    # the deck with today's counts and the cards due; the cards shown, every queue at once; cards due per day
+    # in the days the previews may land on (load balancing) (settings come with the token)
+    assert len(small) == 3, small
     assert len(token) == 1
     assert len(small) + len(token) <= QUERY_BUDGET
 
@@ -507,3 +512,56 @@ def test_a_late_review_is_within_the_query_budget(learner, learner_client, deck_
     review(learner_client, deck_cards[0], 3, ago(days=1))
     late, token, _ = _review_queries(learner_client, review_body(deck_cards[0], 3, ago(days=2)))
     assert len(late) + len(token) <= QUERY_BUDGET
+
+
+# --- the response body --------------------------------------------------------------------------------------------
+
+
+def _schema_body(queue: StudyQueue) -> Any:
+    """The queue as StudyOutput, the endpoint's documented schema, renders it."""
+    return StudyOutput(
+        {
+            "deck": queue.deck,
+            "day_start": queue.day_start,
+            "day_end": queue.day_end,
+            "counts": {
+                "learning_due": queue.learning_due,
+                "reviews_due": queue.reviews_due,
+                "new_due": queue.new_due,
+                "new_left_today": queue.new_left_today,
+                "reviews_left_today": queue.reviews_left_today,
+            },
+            "cards": queue.items,
+        }
+    ).data
+
+
+@pytest.mark.parametrize(("learner_zone", "current_zone"), [("UTC", "UTC"), ("Asia/Kolkata", "America/New_York")])
+def test_the_body_is_the_one_the_schema_serializer_renders(
+    learner, learner_client, deck_cards, learner_zone, current_zone
+):
+    """The endpoint maps the queue to plain dicts; StudyOutput, its schema, must render the very same bytes."""
+    midday(learner, timezone=learner_zone)
+    cards = deck_cards
+    in_review(learner_client, cards[0])
+    in_review(learner_client, cards[1], days_ago=70)
+    review(learner_client, cards[2], 1, ago(minutes=30))
+    in_review(learner_client, cards[3])
+    review(learner_client, cards[3], 1, ago(minutes=30))  # relearning
+    Card.objects.filter(pk__in=[card.pk for card in cards[:10:2]]).update(
+        format="html",
+        definition="<p>A <b>bold</b> & plain line</p>",
+        example="e.g. «ünïcode»",
+        code="ds = ds.map(f)\n  # indented",
+        tags=["tf.data", "perf", 3],
+    )
+    Card.objects.filter(pk=cards[5].pk).update(anki_guid="abc123")
+    learner = get_user_model().objects.get(pk=learner.pk)
+
+    with timezone.override(current_zone):
+        queue = deck_study_queue_get(learner=learner, slug=DECK, now=datetime.now(UTC), limit=MAX_STUDY_LIMIT)
+        body, schema_body = study_data(queue), _schema_body(queue)
+
+    assert {item.queue for item in queue.items} == {"learning", "review", "new"}
+    assert {item.card.format for item in queue.items} == {"text", "html"}
+    assert JSONRenderer().render(body) == JSONRenderer().render(schema_body)
