@@ -40,7 +40,7 @@ class _Compiled:
 _PREPARE_ONLY_WHEN_ASKED = 2**31 - 1
 
 
-def _cursor(connection: Any) -> Any:
+def prepared_cursor(connection: Any) -> Any:
     """A cursor whose statements PostgreSQL keeps prepared on the connection, so it plans each once.
 
     Django binds parameters on the client and turns psycopg's prepared statements off (they trouble
@@ -147,7 +147,7 @@ class PreparedQuery[M: Model]:
         params = list(compiled.params)
         for slot, value in zip(compiled.slots, values, strict=True):
             params[slot] = value
-        with _cursor(connections[self._using]) as cursor:
+        with prepared_cursor(connections[self._using]) as cursor:
             cursor.execute(compiled.sql, params)
             rows = cursor.fetchall()
         model = compiled.compiler.klass_info["model"]

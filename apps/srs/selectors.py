@@ -12,6 +12,7 @@ from typing import Any
 from django.db import connection
 from django.http import Http404
 
+from apps.common.prepared import prepared_cursor
 from apps.content.models import Card, Deck
 from apps.content.selectors import decks_list
 from apps.srs.config import learner_day_bounds, scheduler_config_from_settings, scheduling_settings_get
@@ -286,7 +287,8 @@ def _study_queue(*, learner: Any, deck_filter: tuple[str, Sequence[Any]], now: d
 
 def _fetch(sql: str, params: Sequence[Any], *, fields: Sequence[Any] = ()) -> list[list[Any]]:
     """The rows of `sql`, each column converted as the ORM converts a value of the model field in `fields`."""
-    with connection.cursor() as cursor:
+    # Prepared: PostgreSQL would otherwise plan these statements anew on every request.
+    with prepared_cursor(connection) as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     # A compiler only for the ORM's own conversion of values read from the database.
