@@ -18,8 +18,8 @@ from apps.srs.load_balancing import (
     DueLoad,
     balance_days,
     local_day,
-    preview_intervals_balanced,
     preview_states,
+    previews_balanced,
 )
 from apps.srs.models import CardMemory, SchedulingSettings
 from apps.srs.scheduling import MemoryStage, MemoryState, Rating, SchedulerConfig
@@ -138,7 +138,4 @@ def next_intervals_preview(
         ]
         if spans:
             load = due_load_get(learner_id=learner_id, settings=settings, spans=spans)
-    return {
-        card_id: preview_intervals_balanced(states[card_id], afters, reviewed_at=at, config=config, load=load)
-        for card_id, (at, afters) in previews.items()
-    }
+    return previews_balanced(previews, states, config=config, load=load)

@@ -6,6 +6,7 @@ objects here and nowhere else. Times are timezone-aware UTC.
 
 from __future__ import annotations
 
+import functools
 import random
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -46,6 +47,22 @@ class SchedulerConfig:
     relearning_steps: tuple[int, ...] = DEFAULT_RELEARNING_STEPS_SECONDS
     maximum_interval: int = DEFAULT_MAXIMUM_INTERVAL_DAYS
     parameters: tuple[float, ...] = DEFAULT_PARAMETERS
+
+    def __hash__(self) -> int:
+        # Kept once computed: every scheduler and preview memo lookup hashes the config, 21 parameters and all.
+        cached: int | None = self.__dict__.get("_hash")
+        if cached is None:
+            cached = hash(
+                (
+                    self.desired_retention,
+                    self.learning_steps,
+                    self.relearning_steps,
+                    self.maximum_interval,
+                    self.parameters,
+                )
+            )
+            object.__setattr__(self, "_hash", cached)
+        return cached
 
     def scheduler(self) -> fsrs.Scheduler:
         return _scheduler_for(self)
@@ -117,6 +134,49 @@ class MemoryState:
         )
 
 
+_FSRS_STATES: dict[int, fsrs.State] = {int(stage): fsrs.State(int(stage)) for stage in MemoryStage}
+_STAGES: dict[int, MemoryStage] = {int(stage): stage for stage in MemoryStage}
+_FSRS_RATINGS: dict[int, fsrs.Rating] = {int(rating): fsrs.Rating(int(rating)) for rating in Rating}
+_RATINGS: tuple[Rating, ...] = tuple(Rating)
+
+
+def _fsrs_rating(rating: Rating) -> fsrs.Rating:
+    return _FSRS_RATINGS.get(rating) or fsrs.Rating(int(rating))
+
+
+def _memory_state(
+    stage: MemoryStage,
+    step: int | None,
+    stability: float,
+    difficulty: float,
+    due: datetime,
+    last_review: datetime,
+    reps: int,
+    lapses: int,
+) -> MemoryState:
+    """A MemoryState built without its checked __init__, for times known to be timezone-aware.
+
+    Every review and preview builds states (four per card shown for study), and the frozen
+    dataclass's __init__ with its check costs three times as much as this.
+    """
+    state: MemoryState = object.__new__(MemoryState)
+    object.__setattr__(
+        state,
+        "__dict__",
+        {
+            "stage": stage,
+            "step": step,
+            "stability": stability,
+            "difficulty": difficulty,
+            "due": due,
+            "last_review": last_review,
+            "reps": reps,
+            "lapses": lapses,
+        },
+    )
+    return state
+
+
 def to_fsrs_card(state: MemoryState | None, *, card_id: int = 0) -> fsrs.Card:
     # card_id is always given: with None, fsrs reads the clock for an id and sleeps a millisecond.
     if state is None:
@@ -124,7 +184,7 @@ def to_fsrs_card(state: MemoryState | None, *, card_id: int = 0) -> fsrs.Card:
         return fsrs.Card(card_id=card_id, state=fsrs.State.Learning, step=0)
     return fsrs.Card(
         card_id=card_id,
-        state=fsrs.State(int(state.stage)),
+        state=_FSRS_STATES.get(state.stage) or fsrs.State(int(state.stage)),
         step=state.step,
         stability=state.stability,
         difficulty=state.difficulty,
@@ -135,36 +195,83 @@ def to_fsrs_card(state: MemoryState | None, *, card_id: int = 0) -> fsrs.Card:
 
 def from_fsrs_card(card: fsrs.Card, *, reps: int, lapses: int) -> MemoryState:
     assert card.stability is not None and card.difficulty is not None and card.last_review is not None  # noqa: S101
-    return MemoryState(
-        stage=MemoryStage(int(card.state)),
-        step=card.step,
-        stability=float(card.stability),
-        difficulty=float(card.difficulty),
-        due=card.due.astimezone(UTC),
-        last_review=card.last_review.astimezone(UTC),
-        reps=reps,
-        lapses=lapses,
+    # astimezone() always gives an aware time (it reads a naive one as local), so the state needs no check.
+    return _memory_state(
+        _STAGES[card.state],
+        card.step,
+        float(card.stability),
+        float(card.difficulty),
+        card.due.astimezone(UTC),
+        card.last_review.astimezone(UTC),
+        reps,
+        lapses,
     )
 
 
-_fuzz_lock = threading.Lock()
+class _FuzzSource(threading.local):
+    """The fuzz seed of the review running on this thread (None outside one), and how far it has drawn."""
+
+    seed: str | None = None
+    draws: int = 0
+    generator: random.Random | None = None
+
+
+_fuzz_source = _FuzzSource()
+_unseeded_random = random.random
+
+
+@functools.lru_cache(maxsize=4096)
+def _first_draw(seed: str) -> float:
+    # A review draws at most once, so this is nearly every draw; seeding a generator costs far more than drawing.
+    return random.Random(seed).random()  # noqa: S311 - scheduling fuzz, not security
+
+
+def _fuzz_random() -> float:
+    """fsrs's fuzz source: the current review's seeded generator on this thread, else Python's global one."""
+    source = _fuzz_source
+    seed = source.seed
+    if seed is None:
+        return _unseeded_random()
+    draws = source.draws
+    source.draws = draws + 1
+    if draws == 0:
+        return _first_draw(seed)
+    generator = source.generator
+    if generator is None:
+        generator = source.generator = random.Random(seed)  # noqa: S311 - scheduling fuzz, not security
+        generator.random()
+    return generator.random()
+
+
+# fsrs draws its fuzz from the module global `random()` it imported; installed once, so reviews on
+# several threads draw each from their own seed with nothing swapped or locked. A replacement set
+# later (a test forcing draws) still wins, as it would have before.
+fsrs_scheduler.random = _fuzz_random
+
+
+def _fuzz_seed_set(seed: str | None) -> tuple[str | None, int, random.Random | None]:
+    source = _fuzz_source
+    previous = (source.seed, source.draws, source.generator)
+    source.seed, source.draws, source.generator = seed, 0, None
+    return previous
+
+
+def _fuzz_seed_restore(previous: tuple[str | None, int, random.Random | None]) -> None:
+    source = _fuzz_source
+    source.seed, source.draws, source.generator = previous
 
 
 @contextmanager
 def _seeded_fuzz(seed: str) -> Iterator[None]:
-    """Make fsrs's interval fuzz a function of `seed`, so replaying a history gives the same dates.
+    """Make fsrs's interval fuzz a function of `seed` on this thread, so replaying a history gives the same dates.
 
-    fsrs draws fuzz from the module-level `random()`; it is swapped for a seeded generator's, under
-    a lock, for the duration of one review.
+    Draws are those of `random.Random(seed)`, made only when fsrs fuzzes an interval.
     """
-    generator = random.Random(seed)  # noqa: S311 - scheduling fuzz, not security
-    with _fuzz_lock:
-        original = fsrs_scheduler.random
-        fsrs_scheduler.random = generator.random
-        try:
-            yield
-        finally:
-            fsrs_scheduler.random = original
+    previous = _fuzz_seed_set(seed)
+    try:
+        yield
+    finally:
+        _fuzz_seed_restore(previous)
 
 
 def card_fuzz_seed(*, learner_id: int, card_id: int, state: MemoryState | None) -> str:
@@ -179,7 +286,10 @@ def card_fuzz_seed(*, learner_id: int, card_id: int, state: MemoryState | None) 
 
 
 def _require_utc(moment: datetime) -> datetime:
-    if moment.tzinfo is None:
+    tzinfo = moment.tzinfo
+    if tzinfo is UTC:
+        return moment
+    if tzinfo is None:
         raise ValueError("datetimes must be timezone-aware")
     return moment.astimezone(UTC)
 
@@ -196,14 +306,105 @@ def review(
     reviewed_at = _require_utc(reviewed_at)
     if state is not None and reviewed_at < state.last_review:
         raise ValueError("a review cannot precede the card's last review; replay the history instead")
-    with _seeded_fuzz(fuzz_seed):
-        card, _ = config.scheduler().review_card(to_fsrs_card(state), fsrs.Rating(int(rating)), reviewed_at)
+    previous = _fuzz_seed_set(fuzz_seed)
+    try:
+        card, _ = config.scheduler().review_card(to_fsrs_card(state), _fsrs_rating(rating), reviewed_at)
+    finally:
+        _fuzz_seed_restore(previous)
     lapsed = state is not None and state.stage == MemoryStage.REVIEW and rating == Rating.AGAIN
     return from_fsrs_card(
         card,
         reps=(state.reps if state else 0) + 1,
         lapses=(state.lapses if state else 0) + int(lapsed),
     )
+
+
+OUTCOME_MEMO_SIZE = 8192
+# The review time memoised outcomes are computed at: the earliest, so no later review time can
+# overflow where it did not. fsrs reads a review's time only as whole days since the last review
+# (stability, difficulty, retrievability) and adds the next interval to it.
+_OUTCOME_EPOCH = datetime(1, 1, 1, tzinfo=UTC)
+
+# One rating's outcome relative to the review time: stage, step, stability, difficulty, interval to due, reps, lapses.
+_Outcome = tuple[MemoryStage, int | None, float, float, timedelta, int, int]
+
+
+@functools.lru_cache(maxsize=OUTCOME_MEMO_SIZE)
+def _memoised_outcomes(
+    config: SchedulerConfig,
+    fuzz_seed: str,
+    stage: MemoryStage | None,
+    step: int | None,
+    stability: float,
+    difficulty: float,
+    reps: int,
+    lapses: int,
+    elapsed_days: int,
+) -> tuple[_Outcome, ...]:
+    """Each rating's outcome for a card state (`stage` None: a new card): everything fsrs reads is in the key."""
+    state: MemoryState | None = None
+    reviewed_at = _OUTCOME_EPOCH
+    if stage is not None:
+        state = _memory_state(stage, step, stability, difficulty, _OUTCOME_EPOCH, _OUTCOME_EPOCH, reps, lapses)
+        reviewed_at = _OUTCOME_EPOCH + timedelta(days=elapsed_days)
+    outcomes: list[_Outcome] = []
+    for rating in _RATINGS:
+        after = review(state, rating=rating, reviewed_at=reviewed_at, config=config, fuzz_seed=fuzz_seed)
+        outcomes.append(
+            (
+                after.stage,
+                after.step,
+                after.stability,
+                after.difficulty,
+                after.due - reviewed_at,
+                after.reps,
+                after.lapses,
+            )
+        )
+    return tuple(outcomes)
+
+
+def _outcomes(
+    state: MemoryState | None, *, reviewed_at: datetime, config: SchedulerConfig, fuzz_seed: str
+) -> tuple[_Outcome, ...]:
+    # Draws forced through a replaced fuzz source are not the seed's, and are not remembered as if they were.
+    outcomes_of = _memoised_outcomes if fsrs_scheduler.random is _fuzz_random else _memoised_outcomes.__wrapped__
+    if state is None:
+        return outcomes_of(config, fuzz_seed, None, None, 0.0, 0.0, 0, 0, 0)
+    if reviewed_at < state.last_review:
+        raise ValueError("a review cannot precede the card's last review; replay the history instead")
+    return outcomes_of(
+        config,
+        fuzz_seed,
+        state.stage,
+        state.step,
+        state.stability,
+        state.difficulty,
+        state.reps,
+        state.lapses,
+        (reviewed_at - state.last_review).days,
+    )
+
+
+def review_outcomes(
+    state: MemoryState | None, *, reviewed_at: datetime, config: SchedulerConfig, fuzz_seed: str
+) -> dict[Rating, MemoryState]:
+    """The state each rating leaves: `review` for every rating, each equal to its result.
+
+    Remembered per process (the `OUTCOME_MEMO_SIZE` latest card states) by everything fsrs reads,
+    so a card whose state and whole days since its last review are unchanged is not reviewed again.
+    """
+    reviewed_at = _require_utc(reviewed_at)
+    outcomes = _outcomes(state, reviewed_at=reviewed_at, config=config, fuzz_seed=fuzz_seed)
+    return {
+        rating: _memory_state(stage, step, stability, difficulty, reviewed_at + interval, reviewed_at, reps, lapses)
+        for rating, (stage, step, stability, difficulty, interval, reps, lapses) in zip(_RATINGS, outcomes, strict=True)
+    }
+
+
+def review_outcomes_memo_clear() -> None:
+    """Empty the memo of `review_outcomes` (for measurements and tests)."""
+    _memoised_outcomes.cache_clear()
 
 
 @dataclass(frozen=True, order=True)
@@ -253,10 +454,8 @@ def preview_intervals(
     if state is not None and now < state.last_review:
         now = state.last_review
     seed = card_fuzz_seed(learner_id=learner_id, card_id=card_id, state=state)
-    return {
-        rating: review(state, rating=rating, reviewed_at=now, config=config, fuzz_seed=seed).due - now
-        for rating in Rating
-    }
+    outcomes = _outcomes(state, reviewed_at=now, config=config, fuzz_seed=seed)
+    return {rating: outcome[4] for rating, outcome in zip(_RATINGS, outcomes, strict=True)}
 
 
 def retrievability(state: MemoryState | None, *, now: datetime, config: SchedulerConfig) -> float:

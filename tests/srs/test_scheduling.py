@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import threading
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
@@ -21,6 +22,7 @@ from apps.srs.scheduling import (
     Rating,
     ReviewEvent,
     SchedulerConfig,
+    _seeded_fuzz,
     card_fuzz_seed,
     from_fsrs_card,
     parameters_valid,
@@ -348,16 +350,92 @@ def test_short_intervals_are_never_fuzzed():
 
 
 def test_seeded_fuzz_leaves_the_global_random_alone():
-    """The seeded generator is swapped in only for the review, and the library's source is restored."""
+    """fsrs's fuzz source is installed once, not swapped per review; outside a review it is Python's own random()."""
+    installed = fsrs_scheduler.random
+    state = random.getstate()
+    try:
+        review(
+            _review_state(stability=120.0, days_ago=120),
+            rating=Rating.GOOD,
+            reviewed_at=START,
+            config=CONFIG,
+            fuzz_seed="x",
+        )
+        assert fsrs_scheduler.random is installed
+        random.seed(FUZZ_SEED)
+        unseeded = [fsrs_scheduler.random() for _ in range(3)]
+        random.seed(FUZZ_SEED)
+        assert unseeded == [random.random() for _ in range(3)]  # noqa: S311
+    finally:
+        random.setstate(state)
+
+
+def test_a_seeded_review_draws_its_seeds_sequence():
+    generator = random.Random("sequence")  # noqa: S311
+    with _seeded_fuzz("sequence"):
+        assert [fsrs_scheduler.random() for _ in range(4)] == [generator.random() for _ in range(4)]
+        with _seeded_fuzz("inner"):
+            assert fsrs_scheduler.random() == random.Random("inner").random()  # noqa: S311
+        # Back to the outer seed where it left off.
+        assert fsrs_scheduler.random() == generator.random()
+
+
+def test_threads_draw_from_their_own_seeds_at_once():
+    """A review on one thread neither waits for nor sees the seed of a review running on another."""
+    first_seeded = threading.Event()
+    others_done = threading.Event()
+    draws: dict[str, Any] = {}
+    state = random.getstate()
+
+    def first() -> None:
+        with _seeded_fuzz("first"):
+            first_seeded.set()
+            draws["others finished meanwhile"] = others_done.wait(timeout=10)
+            draws["first"] = fsrs_scheduler.random()
+
+    def second() -> None:
+        assert first_seeded.wait(timeout=10)
+        with _seeded_fuzz("second"):
+            draws["second"] = fsrs_scheduler.random()
+
+    def unseeded() -> None:
+        assert first_seeded.wait(timeout=10)
+        draws["unseeded"] = fsrs_scheduler.random()
+
+    try:
+        random.seed(FUZZ_SEED)
+        threads = [threading.Thread(target=target) for target in (first, second, unseeded)]
+        for thread in threads:
+            thread.start()
+        for thread in threads[1:]:
+            thread.join(timeout=10)
+        others_done.set()
+        threads[0].join(timeout=10)
+        random.seed(FUZZ_SEED)
+        expected_unseeded = random.random()  # noqa: S311
+    finally:
+        random.setstate(state)
+    assert draws == {
+        "others finished meanwhile": True,
+        "first": random.Random("first").random(),  # noqa: S311
+        "second": random.Random("second").random(),  # noqa: S311
+        "unseeded": expected_unseeded,
+    }
+
+
+def test_a_replaced_fuzz_source_wins():
+    """Code that replaces fsrs's source (a test forcing draws) is obeyed, by reviews too."""
+    state = _review_state(stability=120.0, days_ago=120)
+    unfuzzed, _ = fsrs.Scheduler(enable_fuzzing=False).review_card(to_fsrs_card(state), fsrs.Rating.Good, START)
+    low, _ = _fuzz_bounds(unfuzzed.due - START)
     original = fsrs_scheduler.random
-    review(
-        _review_state(stability=120.0, days_ago=120),
-        rating=Rating.GOOD,
-        reviewed_at=START,
-        config=CONFIG,
-        fuzz_seed="x",
-    )
-    assert fsrs_scheduler.random is original
+    fsrs_scheduler.random = lambda: 0.0
+    try:
+        after = review(state, rating=Rating.GOOD, reviewed_at=START, config=CONFIG, fuzz_seed="x")
+    finally:
+        fsrs_scheduler.random = original
+    assert after.due - START == low
+    assert review(state, rating=Rating.GOOD, reviewed_at=START, config=CONFIG, fuzz_seed="x").due - START != low
 
 
 # --- replay -------------------------------------------------------------------------------------------------------
