@@ -14,8 +14,10 @@ from typing import Any
 from django.conf import settings as django_settings
 from django.core.exceptions import EmptyResultSet
 from django.db import IntegrityError, OperationalError, connection, transaction
-from django.db.models import DateTimeField, Q, QuerySet, Subquery, Value
+from django.db.models import AutoField, DateTimeField, Model, Q, QuerySet, Subquery, Value
+from django.db.models.constants import OnConflict
 from django.db.models.functions import Coalesce
+from django.db.models.sql import InsertQuery
 
 from apps.common.clock import latest_client_time
 from apps.common.errors import Busy, Conflict, DomainError, IdempotencyKeyReused, NotFound
@@ -536,17 +538,59 @@ def _record_cards(
 
     if settings.load_balancing:
         _due_dates_balance(learner_id=learner_id, settings=settings, config=config, outcomes=outcomes, memories=changed)
-    ReviewLog.objects.bulk_create(created)
-    _states_rewrite(rewritten)
-    # One upsert per kind of row (Django inserts rows with and without an id apart): new cards get
-    # their row, reviewed cards have theirs overwritten.
-    CardMemory.objects.bulk_create(
-        changed,
-        update_conflicts=True,
-        unique_fields=["learner", "card"],
-        update_fields=_MEMORY_FIELDS,
-    )
+    _reviews_store(created=created, rewritten=rewritten, memories=changed)
     return outcomes
+
+
+def _reviews_store(*, created: list[ReviewLog], rewritten: list[_Rewrite], memories: list[CardMemory]) -> None:
+    """Insert the new logs, rewrite replayed states, and insert or overwrite the memory rows.
+
+    One upsert per kind of memory row (Django inserts rows with and without an id apart): new cards
+    get their row, reviewed cards have theirs overwritten. On PostgreSQL every statement goes in one
+    round trip, as Django's bulk_create would build them; elsewhere bulk_create runs them.
+    """
+    if connection.vendor != "postgresql" or not created:
+        ReviewLog.objects.bulk_create(created)
+        _states_rewrite(rewritten)
+        CardMemory.objects.bulk_create(
+            memories, update_conflicts=True, unique_fields=["learner", "card"], update_fields=_MEMORY_FIELDS
+        )
+        return
+    statements = [_insert_statement(ReviewLog, created, returning=True)]
+    if rewritten:
+        statements.append(_rewrite_statement(rewritten))
+    for group, with_id in (
+        ([m for m in memories if m.pk is not None], True),
+        ([m for m in memories if m.pk is None], False),
+    ):
+        if group:
+            statements.append(_insert_statement(CardMemory, group, with_id=with_id, upsert=True))
+    with connection.cursor() as cursor:
+        cursor.execute("; ".join(sql for sql, _ in statements), [param for _, params in statements for param in params])
+        ids = cursor.fetchall()
+    for log, (pk,) in zip(created, ids, strict=True):
+        log.pk = pk
+    for stored in (*created, *memories):
+        stored._state.adding = False
+        stored._state.db = connection.alias
+
+
+def _insert_statement(
+    model: type[Model], rows: list[Any], *, with_id: bool = False, returning: bool = False, upsert: bool = False
+) -> tuple[str, tuple[Any, ...]]:
+    """The INSERT bulk_create runs for `rows` (a memory upsert with `upsert`); RETURNING their ids with `returning`."""
+    fields = [field for field in model._meta.concrete_fields if with_id or not isinstance(field, AutoField)]
+    query = InsertQuery(
+        model,
+        on_conflict=OnConflict.UPDATE if upsert else None,
+        update_fields=[model._meta.get_field(name) for name in _MEMORY_FIELDS] if upsert else None,
+        unique_fields=[model._meta.get_field(name) for name in ("learner", "card")] if upsert else None,
+    )
+    query.insert_values(fields, rows)
+    compiler = query.get_compiler(connection=connection)
+    compiler.returning_fields = [model._meta.pk] if returning else None
+    ((sql, params),) = compiler.as_sql()
+    return sql, tuple(params)
 
 
 def _due_dates_balance(
@@ -749,14 +793,18 @@ WHERE log.id = new.id
 """
 
 
+def _rewrite_statement(rows: list[_Rewrite]) -> tuple[str, tuple[Any, ...]]:
+    document = [{"id": pk, "state_before": before, "state_after": after} for pk, before, after in rows]
+    return _REWRITE_SQL.format(table=ReviewLog._meta.db_table), (json.dumps(document),)
+
+
 def _states_rewrite(rows: list[_Rewrite]) -> None:
     """Store the replayed states of reviews (id, state_before, state_after): one statement on PostgreSQL."""
     if not rows:
         return
     if connection.vendor == "postgresql":
-        document = [{"id": pk, "state_before": before, "state_after": after} for pk, before, after in rows]
         with connection.cursor() as cursor:
-            cursor.execute(_REWRITE_SQL.format(table=ReviewLog._meta.db_table), [json.dumps(document)])
+            cursor.execute(*_rewrite_statement(rows))
         return
     logs = [ReviewLog(pk=pk, state_before=before, state_after=after) for pk, before, after in rows]
     ReviewLog.objects.bulk_update(logs, ["state_before", "state_after"], batch_size=_REWRITE_BATCH)
