@@ -8,6 +8,7 @@ from django.core.paginator import Page, Paginator
 from rest_framework import pagination, serializers
 from rest_framework.request import Request
 
+from apps.common.fields import BIGINT_MAX
 from apps.common.query import QueryIntegerField, query_params_validate
 
 DEFAULT_PAGE_SIZE = 50
@@ -34,6 +35,9 @@ class CountSparingPaginator(Paginator):
         if self.orphans or not isinstance(number, int) or number < 1:
             return super().page(number)
         bottom = (number - 1) * self.per_page
+        if bottom + self.per_page > BIGINT_MAX:
+            # Past any table's end, and past what the database takes as an offset: counted, then refused.
+            return super().page(number)
         rows = list(self.object_list[bottom : bottom + self.per_page])
         if len(rows) == self.per_page or (not rows and number > 1):
             return super().page(number)

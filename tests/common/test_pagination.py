@@ -67,3 +67,9 @@ def test_a_page_past_the_end_is_refused_as_django_refuses_it():
     with pytest.raises(EmptyPage):
         CountSparingPaginator(_listed(), 5).page(2)
     assert CountSparingPaginator(_listed(), 5).page(1).paginator.count == 3
+
+
+def test_a_page_number_past_any_offset_the_database_takes_is_refused_not_failed():
+    _users(3)
+    with pytest.raises(EmptyPage):
+        CountSparingPaginator(_listed(), 50).page(576460752303423487)
