@@ -147,6 +147,8 @@ def test_reads_from_a_replica_use_its_own_client(server, settings):
     assert cache._cache.get_client() is reader
 
 
+# Forking is what this test is about; other tests may have left threads in this process.
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
 def test_a_client_made_before_a_fork_works_on_both_sides(cache):
     client = cache._cache.get_client(write=True)
     cache.set("before-fork", "parent", 60)
