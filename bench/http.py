@@ -16,7 +16,9 @@ PostgreSQL backends' CPU, and wrk's own (on the same machine), are not counted.
 
 In-process figures come from the Django test client in this process (the test settings, the same
 database, the same private Redis for the cache): p50 of 200 requests after 20 warm-up ones, and the
-SQL statements per request with their time (BEGIN/COMMIT/SAVEPOINT apart).
+SQL each request sends. "SQL sent" counts what goes to the database but the token lookup every
+request makes, a transaction's BEGIN and COMMIT included (the budget's count); the details below the
+table list each statement with its time, the token lookup included and BEGIN/COMMIT apart.
 
 Memory: each project worker's RSS once the server answers and after 10,000 requests (the runs above
 topped up by mixed runs of the three endpoints in turn), and whether numpy or TensorFlow is mapped in a worker.
@@ -251,10 +253,12 @@ def world_build(*, scale: bool, connections: int) -> World:
 class InProcess:
     p50_ms: float
     queries: RequestQueries
+    # Per captured request: what it sent but the token lookup, BEGIN and COMMIT included (the budget's count).
+    counted: list[int]
 
     @property
     def statements(self) -> int:
-        return max(self.queries.statements)
+        return max(self.counted)
 
     @property
     def sql_ms(self) -> float:
@@ -277,7 +281,8 @@ def in_process_time(send: Callable[[], Any]) -> InProcess:
         samples.append((time.perf_counter() - started) * 1000)
         _ok(response)
     captures = [captured_request(send) for _ in range(IN_PROCESS_CAPTURED)]
-    return InProcess(p50_ms=statistics.median(samples), queries=queries_summarize(captures))
+    counted = [len(c.sqls) - sum('"authtoken_token"' in sql for sql in c.sqls) for c in captures]
+    return InProcess(p50_ms=statistics.median(samples), queries=queries_summarize(captures), counted=counted)
 
 
 def in_process_measure(world: World, redis: str) -> dict[str, InProcess]:
@@ -579,7 +584,7 @@ def table_print(http: Http, in_process: dict[str, InProcess]) -> None:
         "p50",
         "CPU ms/request",
         "in-process p50",
-        "SQL queries (SQL ms)",
+        "SQL sent (SQL ms)",
     )
     rows = [header]
     for name, run in http.runs.items():
@@ -593,7 +598,7 @@ def table_print(http: Http, in_process: dict[str, InProcess]) -> None:
             local_text = f"{local.p50_ms:.1f} ms"
             if target.in_process_ms is not None:
                 local_text += f" (<= {target.in_process_ms:.0f}: {_verdict(local.p50_ms <= target.in_process_ms)})"
-            sql_text = f"{_spread(local.queries.statements)}"
+            sql_text = f"{_spread(local.counted)}"
             if target.queries is not None:
                 sql_text += f" (<= {target.queries}: {_verdict(local.statements <= target.queries)})"
             sql_text += f" ({local.sql_ms:.1f} ms)"

@@ -20,7 +20,17 @@ from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.backends.utils import CursorDebugWrapper, CursorWrapper
 from django.db.models import Model, QuerySet
-from django.db.models.query import get_related_populators
+from django.db.models.query import ModelIterable, ValuesListIterable, get_related_populators
+
+
+@dataclass(frozen=True)
+class _Instances:
+    """How a row becomes a model instance with its select_related rows attached (None: values_list rows)."""
+
+    init_list: list[str]
+    fields_start: int
+    fields_end: int
+    populators: list[Any]
 
 
 @dataclass(frozen=True)
@@ -30,11 +40,8 @@ class _Compiled:
     # Where each placeholder's value goes in params.
     slots: tuple[int, ...]
     compiler: Any
-    init_list: list[str]
     converters: dict[int, Any]
-    fields_start: int
-    fields_end: int
-    populators: list[Any]
+    instances: _Instances | None
 
 
 _PREPARE_ONLY_WHEN_ASKED = 2**31 - 1
@@ -92,11 +99,13 @@ class PreparedQuery[M: Model]:
 
     Each placeholder must reach the SQL parameters unchanged (a string compared with a text column, an
     integer with an integer one), so that its place among them can be found; that is checked when
-    compiling. The queryset must be plain model instances (no values(), no annotations, no deferred
-    fields) and must not be empty by construction.
+    compiling. The queryset gives whole model instances or values_list rows (no annotations, no
+    deferred fields) and must not be empty by construction.
     """
 
-    def __init__(self, build: Callable[..., QuerySet[M]], *placeholders: Any, using: str = DEFAULT_DB_ALIAS) -> None:
+    def __init__(
+        self, build: Callable[..., QuerySet[M, Any]], *placeholders: Any, using: str = DEFAULT_DB_ALIAS
+    ) -> None:
         self._build = build
         self._placeholders = placeholders
         self._using = using
@@ -120,42 +129,64 @@ class PreparedQuery[M: Model]:
             if len(found) != 1:
                 raise ValueError(f"placeholder {placeholder!r} is not one parameter of the compiled query")
             slots.append(found[0])
-        klass_info = compiler.klass_info
-        select_fields = klass_info["select_fields"]
-        start, end = select_fields[0], select_fields[-1] + 1
-        if compiler.annotation_col_map or queryset.query.deferred_loading[0]:
-            raise ValueError("a prepared query returns whole model instances only")
+        whole = queryset._iterable_class is ModelIterable
+        if not (whole or queryset._iterable_class is ValuesListIterable) or (
+            whole and (compiler.annotation_col_map or queryset.query.deferred_loading[0])
+        ):
+            raise ValueError("a prepared query returns whole model instances or values_list rows only")
+        instances = None
+        if whole:
+            select_fields = compiler.klass_info["select_fields"]
+            start, end = select_fields[0], select_fields[-1] + 1
+            instances = _Instances(
+                init_list=[column[0].target.attname for column in compiler.select[start:end]],
+                fields_start=start,
+                fields_end=end,
+                populators=get_related_populators(compiler.klass_info, compiler.select, self._using),
+            )
         compiled = _Compiled(
             sql=sql,
             params=params,
             slots=tuple(slots),
             compiler=compiler,
-            init_list=[column[0].target.attname for column in compiler.select[start:end]],
             converters=compiler.get_converters([column[0] for column in compiler.select[: compiler.col_count]]),
-            fields_start=start,
-            fields_end=end,
-            populators=get_related_populators(klass_info, compiler.select, self._using),
+            instances=instances,
         )
         cache[id(connection)] = compiled
         return compiled
 
-    def all(self, *values: Any) -> list[M]:
-        """The instances the queryset `build(*values)` gives, in its order."""
+    def statement(self, *values: Any) -> tuple[str, list[Any]]:
+        """The SQL and parameters of `build(*values)`, to run with others in one round trip."""
         if len(values) != len(self._placeholders):
             raise TypeError(f"expected {len(self._placeholders)} values, got {len(values)}")
         compiled = self._compiled()
         params = list(compiled.params)
         for slot, value in zip(compiled.slots, values, strict=True):
             params[slot] = value
-        with prepared_cursor(connections[self._using]) as cursor:
-            cursor.execute(compiled.sql, params)
-            rows = cursor.fetchall()
-        model = compiled.compiler.klass_info["model"]
-        found: list[M] = []
+        return compiled.sql, params
+
+    def results(self, rows: list[Any]) -> list[Any]:
+        """What the queryset gives for these rows of its statement: model instances, or values_list tuples."""
+        compiled = self._compiled()
         converted = compiled.compiler.apply_converters(rows, compiled.converters) if compiled.converters else rows
+        instances = compiled.instances
+        if instances is None:
+            return [tuple(row) for row in converted]
+        model = compiled.compiler.klass_info["model"]
+        found = []
         for row in converted:
-            instance = model.from_db(self._using, compiled.init_list, row[compiled.fields_start : compiled.fields_end])
-            for populator in compiled.populators:
+            instance = model.from_db(
+                self._using, instances.init_list, row[instances.fields_start : instances.fields_end]
+            )
+            for populator in instances.populators:
                 populator.populate(row, instance)
             found.append(instance)
         return found
+
+    def all(self, *values: Any) -> list[Any]:
+        """The instances (or values_list rows) the queryset `build(*values)` gives, in its order."""
+        sql, params = self.statement(*values)
+        with prepared_cursor(connections[self._using]) as cursor:
+            cursor.execute(sql, params)
+            rows = cursor.fetchall()
+        return self.results(rows)

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import uuid
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from django.conf import settings as django_settings
@@ -21,6 +22,7 @@ from django.db.models.sql import InsertQuery
 
 from apps.common.clock import latest_client_time
 from apps.common.errors import Busy, Conflict, DomainError, IdempotencyKeyReused, NotFound
+from apps.common.prepared import PreparedQuery
 from apps.content.selectors import visible_card_ids_query
 from apps.srs import load_balancing, scheduling
 from apps.srs.config import (
@@ -274,16 +276,54 @@ def _memories_locked(*, learner_id: int, card_ids: Sequence[int]) -> QuerySet[Ca
     )
 
 
+@dataclass(frozen=True)
+class _Read:
+    """A read made with the learner's turn: its statement (None: it reads nothing), and how its rows read."""
+
+    statement: tuple[str, Sequence[Any]] | None
+    results: Callable[[list[Any]], list[tuple[Any, ...]]]
+
+    @classmethod
+    def of_query(cls, query: QuerySet[Any, tuple[Any, ...]]) -> _Read:
+        compiler = query.query.get_compiler(connection.alias)
+        try:
+            statement = compiler.as_sql()
+        except EmptyResultSet:
+            return cls(None, lambda rows: [])
+        return cls(statement, lambda rows: list(compiler.results_iter(results=[rows], tuple_expected=True)))
+
+    @classmethod
+    def of_prepared(cls, query: PreparedQuery[Any], *values: Any) -> _Read:
+        return cls(query.statement(*values), query.results)
+
+
+# A single review, the common case, reads with statements compiled once: visibility, then the memory row.
+_VISIBLE_CARD = PreparedQuery(lambda card_id: visible_card_ids_query(card_ids=[card_id]).values_list("pk"), -53_001)
+_MEMORY_LOCKED = PreparedQuery(
+    lambda learner_id, card_id: _memories_locked(learner_id=learner_id, card_ids=[card_id]), -53_002, -53_003
+)
+
+
+def _review_reads(*, learner_id: int, card_ids: list[int]) -> list[_Read]:
+    """Which of the cards may be studied, and their memory rows, locked: read with the learner's turn."""
+    if len(card_ids) == 1:
+        return [
+            _Read.of_prepared(_VISIBLE_CARD, card_ids[0]),
+            _Read.of_prepared(_MEMORY_LOCKED, learner_id, card_ids[0]),
+        ]
+    return [
+        _Read.of_query(visible_card_ids_query(card_ids=card_ids).values_list("pk")),
+        _Read.of_query(_memories_locked(learner_id=learner_id, card_ids=card_ids)),
+    ]
+
+
 def _submit(*, learner: Any, reviews: list[ReviewInput], now: datetime, field_prefix: str) -> list[ReviewOutcome]:
     if len(reviews) > BATCH_LIMIT:
         raise ReviewsInvalid(f"At most {BATCH_LIMIT} reviews per request.")
     card_ids = sorted({review.card_id for review in reviews})
     # Which cards may be studied, and the memory rows of the reviewed cards, are read with the turn:
     # one round trip on PostgreSQL. The upload is validated before anything is written.
-    reads = [
-        visible_card_ids_query(card_ids=card_ids).values_list("pk"),
-        _memories_locked(learner_id=learner.pk, card_ids=card_ids),
-    ]
+    reads = partial(_review_reads, learner_id=learner.pk, card_ids=card_ids)
     for attempt in range(_WRITE_ATTEMPTS):
         try:
             with _learner_turn(learner_id=learner.pk, reads=reads) as (visible_rows, memory_rows):
@@ -315,9 +355,7 @@ def _submit(*, learner: Any, reviews: list[ReviewInput], now: datetime, field_pr
 
 
 @contextmanager
-def _learner_turn(
-    *, learner_id: int, reads: Sequence[QuerySet[Any, tuple[Any, ...]]] = ()
-) -> Iterator[list[list[tuple[Any, ...]]]]:
+def _learner_turn(*, learner_id: int, reads: Callable[[], list[_Read]] = list) -> Iterator[list[list[tuple[Any, ...]]]]:
     """A transaction (a savepoint inside another one) in which the learner's review writes take turns.
 
     Replaying a card reads its history and rewrites what follows, so two writers of one learner
@@ -326,11 +364,12 @@ def _learner_turn(
     The bound lasts to the end of the transaction, a caller's included (a quiz answer or a match
     attempt records its reviews inside its own), so that none of its waits is endless either.
 
-    `reads` (values_list queries) run once the turn is taken, and their rows are yielded, in order.
+    `reads()` gives reads to make once the turn is taken (built inside the transaction, as a locking
+    read must be); their rows are yielded, in order.
     """
     try:
         with transaction.atomic():
-            yield _learner_lock(learner_id=learner_id, reads=reads)
+            yield _learner_lock(learner_id=learner_id, reads=reads())
     except OperationalError as error:
         if getattr(error.__cause__, "sqlstate", None) not in _LOCK_REFUSED_STATES:
             raise
@@ -341,43 +380,44 @@ def _learner_turn(
         ) from None
 
 
-def _learner_lock(*, learner_id: int, reads: Sequence[QuerySet[Any, tuple[Any, ...]]]) -> list[list[tuple[Any, ...]]]:
-    """Wait, at most REVIEW_SYNC_LOCK_WAIT_SECONDS, for the learner's turn (PostgreSQL), then run `reads`.
+def _learner_lock(*, learner_id: int, reads: list[_Read]) -> list[list[tuple[Any, ...]]]:
+    """Wait, at most REVIEW_SYNC_LOCK_WAIT_SECONDS, for the learner's turn (PostgreSQL), then make `reads`.
 
     On PostgreSQL the lock and the reads go in one round trip: each statement of it takes its own
     snapshot, so the reads see everything committed before the turn was granted. SQLite lets one
     writer at a time into the whole database already, and runs the reads one by one.
     """
     if connection.vendor != "postgresql":
-        return [[tuple(row) for row in read] for read in reads]
+        rows: list[list[tuple[Any, ...]]] = []
+        for read in reads:
+            if read.statement is None:
+                rows.append([])
+                continue
+            with connection.cursor() as cursor:
+                cursor.execute(*read.statement)
+                rows.append(read.results(cursor.fetchall()))
+        return rows
     wait_ms = max(1, round(django_settings.REVIEW_SYNC_LOCK_WAIT_SECONDS * 1000))
     # Advisory lock keys are 32-bit: ids past 2**31 wrap, which at worst makes two learners take turns.
     key = (learner_id + 2**31) % 2**32 - 2**31
     # Both numbers are integers computed here; the reads' values travel as parameters.
     statements = [f"SET LOCAL lock_timeout = {wait_ms}", f"SELECT pg_advisory_xact_lock({_SYNC_LOCK_NAMESPACE}, {key})"]
     params: list[Any] = []
-    compilers: list[Any] = []
     for read in reads:
-        compiler = read.query.get_compiler(connection.alias)
-        try:
-            sql, read_params = compiler.as_sql()
-        except EmptyResultSet:
-            compilers.append(None)
-            continue
-        compilers.append(compiler)
-        statements.append(sql)
-        params += read_params
-    rows: list[list[tuple[Any, ...]]] = []
+        if read.statement is not None:
+            statements.append(read.statement[0])
+            params += read.statement[1]
+    found: list[list[tuple[Any, ...]]] = []
     with connection.cursor() as cursor:
         cursor.execute("; ".join(statements), params)
         cursor.nextset()  # past SET to the lock's result
-        for compiler in compilers:
-            if compiler is None:
-                rows.append([])
+        for read in reads:
+            if read.statement is None:
+                found.append([])
                 continue
             cursor.nextset()
-            rows.append(list(compiler.results_iter(results=[cursor.fetchall()], tuple_expected=True)))
-    return rows
+            found.append(read.results(cursor.fetchall()))
+    return found
 
 
 def _record(

@@ -86,3 +86,13 @@ def test_a_placeholder_that_does_not_reach_the_parameters_is_refused():
     query = PreparedQuery(lambda key: Token.objects.filter(key__startswith=key), "placeholder-key")
     with pytest.raises(ValueError, match="placeholder"):
         query.all("x")
+
+
+def test_values_list_rows_and_a_statement_to_run_elsewhere():
+    token = _learner("ed", settings=False)
+    query = PreparedQuery(lambda key: Token.objects.filter(key=key).values_list("key", "user_id"), "placeholder-key")
+    assert query.all(token.key) == list(Token.objects.filter(key=token.key).values_list("key", "user_id"))
+    sql, params = query.statement(token.key)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        assert query.results(cursor.fetchall()) == [(token.key, token.user_id)]
