@@ -40,6 +40,7 @@ from apps.common.throttling import (
     throttle_history_clear,
 )
 from apps.content.models import Card, Course, Deck, Lesson
+from tests.common.clocks import FakeClock
 from tests.processes import RedisServer, redis_server
 
 BACKEND = "apps.common.cache.ReusedClientRedisCache"
@@ -199,16 +200,9 @@ def test_the_client_outlives_a_redis_restart(cache, server):
 # --- Throttles counting in Redis ------------------------------------------------------------------------
 
 
-class FakeClock:
-    def __init__(self, now: float) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-
 @pytest.fixture
 def clock(monkeypatch) -> FakeClock:
+    # A time with a fraction, so a window's edge falls between whole seconds.
     fake = FakeClock(1_700_000_000.123456)
     monkeypatch.setattr(SimpleRateThrottle, "timer", fake)
     return fake

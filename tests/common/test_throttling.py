@@ -28,6 +28,7 @@ from apps.common.throttling import (
 from apps.content.models import Card, Course, Deck, Lesson
 from apps.exercises.models import Submission
 from apps.srs.models import ReviewLog
+from tests.common.clocks import FakeClock
 
 pytestmark = pytest.mark.django_db
 
@@ -57,14 +58,6 @@ def rates(settings):
         }
 
     return set_rates
-
-
-class FakeClock:
-    def __init__(self, now: float) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture
