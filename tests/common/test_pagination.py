@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.paginator import EmptyPage, Paginator
 from django.db import connection
+from django.db.models import QuerySet
 from django.test.utils import CaptureQueriesContext
 
 from apps.common.pagination import CountSparingPaginator
@@ -18,11 +21,11 @@ def _users(count: int) -> None:
     model.objects.bulk_create(model(username=f"paged-{i:03d}", password="!") for i in range(count))
 
 
-def _listed() -> object:
+def _listed() -> QuerySet[Any]:
     return get_user_model().objects.filter(username__startswith="paged-").order_by("username")
 
 
-def _page_facts(paginator: Paginator, number: int) -> tuple[object, ...]:
+def _page_facts(paginator: Paginator[Any], number: int) -> tuple[object, ...]:
     page = paginator.page(number)
     return (
         [user.username for user in page.object_list],
@@ -39,7 +42,7 @@ def _page_facts(paginator: Paginator, number: int) -> tuple[object, ...]:
 def test_every_page_answers_as_djangos_paginator_does(total):
     _users(total)
     for number in range(1, total // 5 + 3):
-        ours, django = CountSparingPaginator(_listed(), 5), Paginator(_listed(), 5)
+        ours, django = CountSparingPaginator(_listed(), 5), Paginator[Any](_listed(), 5)
         try:
             expected = _page_facts(django, number)
         except EmptyPage:
