@@ -42,7 +42,8 @@ def _page_facts(paginator: Paginator[Any], number: int) -> tuple[object, ...]:
 def test_every_page_answers_as_djangos_paginator_does(total):
     _users(total)
     for number in range(1, total // 5 + 3):
-        ours, django = CountSparingPaginator(_listed(), 5), Paginator[Any](_listed(), 5)
+        ours = CountSparingPaginator(_listed(), 5)
+        django: Paginator[Any] = Paginator(_listed(), 5)
         try:
             expected = _page_facts(django, number)
         except EmptyPage:
