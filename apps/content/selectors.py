@@ -69,9 +69,14 @@ def lesson_get(*, slug: str) -> Lesson:
     )
 
 
+def decks_visible() -> QuerySet[Deck]:
+    """Decks a learner may see: not archived, nor in an archived lesson or course."""
+    return Deck.objects.filter(archived=False, lesson__archived=False, lesson__course__archived=False)
+
+
 def decks_list(*, course_slug: str | None = None, lesson_slug: str | None = None) -> QuerySet[Deck]:
     decks = (
-        Deck.objects.filter(archived=False, lesson__archived=False, lesson__course__archived=False)
+        decks_visible()
         .select_related("lesson__course")
         .annotate(card_count=_active_cards)
         .order_by("lesson__course__title", "lesson__position", "position")

@@ -14,7 +14,7 @@ from django.http import Http404
 
 from apps.common.prepared import prepared_cursor
 from apps.content.models import Card, Deck
-from apps.content.selectors import decks_list
+from apps.content.selectors import decks_visible
 from apps.srs.config import learner_day_bounds, scheduler_config_from_settings, scheduling_settings_get
 from apps.srs.due_load import next_intervals_preview
 from apps.srs.memory import memory_state_of
@@ -197,8 +197,8 @@ def deck_study_queue_get(*, learner: Any, slug: str, now: datetime, limit: int =
 
 @lru_cache(maxsize=1024)
 def _visible_deck_filter(slug: str) -> tuple[str, tuple[Any, ...]]:
-    """The decks a learner may see, as `decks_list` says, with this slug: compiled once per slug."""
-    sql, params = decks_list().filter(slug=slug).values("pk").query.sql_with_params()
+    """The decks a learner may see, as `decks_visible` says, with this slug: compiled once per slug."""
+    sql, params = decks_visible().filter(slug=slug).values("pk").query.sql_with_params()
     return f"deck.id IN ({sql})", tuple(params)
 
 
