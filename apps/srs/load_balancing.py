@@ -277,7 +277,7 @@ def _ordinal_counts(load: DueLoad) -> dict[int, int]:
     return {
         day.toordinal(): count
         for day, count in load.due_counts.items()
-        if type(day) is date or (isinstance(day, date) and not isinstance(day, datetime))
+        if isinstance(day, date) and not isinstance(day, datetime)
     }
 
 

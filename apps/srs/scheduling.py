@@ -249,29 +249,20 @@ def _fuzz_random() -> float:
 fsrs_scheduler.random = _fuzz_random
 
 
-def _fuzz_seed_set(seed: str | None) -> tuple[str | None, int, random.Random | None]:
-    source = _fuzz_source
-    previous = (source.seed, source.draws, source.generator)
-    source.seed, source.draws, source.generator = seed, 0, None
-    return previous
-
-
-def _fuzz_seed_restore(previous: tuple[str | None, int, random.Random | None]) -> None:
-    source = _fuzz_source
-    source.seed, source.draws, source.generator = previous
-
-
 @contextmanager
 def _seeded_fuzz(seed: str) -> Iterator[None]:
     """Make fsrs's interval fuzz a function of `seed` on this thread, so replaying a history gives the same dates.
 
     Draws are those of `random.Random(seed)`, made only when fsrs fuzzes an interval.
     """
-    previous = _fuzz_seed_set(seed)
+    source = _fuzz_source
+    # Restored afterwards, so seeded blocks may nest.
+    previous = (source.seed, source.draws, source.generator)
+    source.seed, source.draws, source.generator = seed, 0, None
     try:
         yield
     finally:
-        _fuzz_seed_restore(previous)
+        source.seed, source.draws, source.generator = previous
 
 
 def card_fuzz_seed(*, learner_id: int, card_id: int, state: MemoryState | None) -> str:
@@ -306,11 +297,8 @@ def review(
     reviewed_at = _require_utc(reviewed_at)
     if state is not None and reviewed_at < state.last_review:
         raise ValueError("a review cannot precede the card's last review; replay the history instead")
-    previous = _fuzz_seed_set(fuzz_seed)
-    try:
+    with _seeded_fuzz(fuzz_seed):
         card, _ = config.scheduler().review_card(to_fsrs_card(state), _fsrs_rating(rating), reviewed_at)
-    finally:
-        _fuzz_seed_restore(previous)
     lapsed = state is not None and state.stage == MemoryStage.REVIEW and rating == Rating.AGAIN
     return from_fsrs_card(
         card,
