@@ -5,12 +5,14 @@ It creates (and afterwards drops) a test database, loads the shipped course (dec
 whose first deck gives the measured learner a study queue of 50 cards (30 learning, 20 due reviews); a
 few more learners, with 300 states each in that deck, post the reviews. It starts a private redis-server.
 
-Each server runs, in turn, under gunicorn with 2 sync workers (not quizsite/gunicorn_conf.py, so both
+Each server runs, in turn, under gunicorn with 2 sync workers (not quizsite/gunicorn_conf.py, so all
 have the same server model): first a bare WSGI callable answering 11 bytes (bench/http_bare.py), the
-HTTP limit of the machine; then the project (quizsite.wsgi) on the production settings, rate limits
-lifted. wrk (-t2, --connections, default 4) measures GET /api/v1/courses/, the study queue
-(GET /api/v1/decks/{slug}/study/, 50 cards) and POST /api/v1/reviews/ (a new review each request,
-from one learner per connection in turn, so they seldom wait on one learner's review lock).
+HTTP limit of the machine; then the framework's floor (bench/http_floor.py: an empty Django view behind
+the project's middleware, and an empty API view with its authentication and rate limiting); then the
+project (quizsite.wsgi) on the production settings, rate limits lifted. wrk (-t2, --connections,
+default 4) measures GET /api/v1/courses/, the study queue (GET /api/v1/decks/{slug}/study/, 50 cards)
+and POST /api/v1/reviews/ (a new review each request, from one learner per connection in turn, so
+they seldom wait on one learner's review lock).
 CPU ms/request is the user+system time of the gunicorn workers over the requests wrk made; the
 PostgreSQL backends' CPU, and wrk's own (on the same machine), are not counted.
 
@@ -79,6 +81,7 @@ from django.conf import settings  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.test.utils import override_settings  # noqa: E402
 
+from bench.http_floor import FLOOR_API_PATH, FLOOR_DJANGO_PATH  # noqa: E402
 from bench.load import course_load  # noqa: E402
 from bench.srs import (  # noqa: E402
     STATES_PER_LEARNER,
@@ -97,6 +100,7 @@ from bench.srs import (  # noqa: E402
 WORKERS = 2
 WRK_THREADS = 2
 BARE_APP = "bench.http_bare:application"
+FLOOR_APP = "bench.http_floor:floor_application()"
 PROJECT_APP = "quizsite.wsgi"
 COURSES_PATH = "/api/v1/courses/"
 REVIEWS_PATH = "/api/v1/reviews/"
@@ -136,6 +140,8 @@ TARGETS = {
 }
 LABELS = {
     "bare": "bare WSGI callable (GET /)",
+    "floor_django": "empty Django view",
+    "floor_api": "empty API view",
     "courses": f"GET {COURSES_PATH}",
     "study": f"GET study ({STUDY_SIZE} items)",
     "review": f"POST {REVIEWS_PATH}",
@@ -527,6 +533,10 @@ def http_measure(world: World, *, redis: str, seconds: float, connections: int) 
             runs["bare"] = wrk_run(bare, "/", token=world.measured_token, seconds=seconds, connections=connections)
             log_tails["bare"] = log_tail(bare.log_path)
         env = production_env(database=database_url(), redis=redis, **unthrottled())
+        with sync_gunicorn(FLOOR_APP, env=env, token=world.measured_token) as floor:
+            for name, path in (("floor_django", FLOOR_DJANGO_PATH), ("floor_api", FLOOR_API_PATH)):
+                runs[name] = wrk_run(floor, path, token=world.measured_token, seconds=seconds, connections=connections)
+            log_tails["floor"] = log_tail(floor.log_path)
         with sync_gunicorn(PROJECT_APP, env=env, token=world.measured_token) as project:
             workers = children(project.process.pid)
             memory.start_kib = {pid: rss_kib(pid) for pid in workers}
