@@ -79,6 +79,7 @@ INSTALLED_APPS = [
     "apps.explore",
     "apps.reminders",
     "apps.interchange",
+    "apps.web",
 ]
 
 MIDDLEWARE = [
@@ -90,6 +91,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # SECURE_CSP is left empty: only views with their own policy (the web app's shell) get the header.
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "apps.common.middleware.ApiErrorMiddleware",
     "apps.common.middleware.QueryStringMiddleware",
 ]

@@ -1,4 +1,4 @@
-"""Root URL routes: the admin, the versioned API, its schema and docs, and the health check."""
+"""Root URL routes: the admin, the versioned API, its schema and docs, the health check and the web app."""
 
 from django.conf import settings
 from django.contrib import admin
@@ -29,6 +29,8 @@ urlpatterns = [
     path("healthz", HealthView.as_view(), name="healthz"),
     path(settings.MEDIA_URL.strip("/") + "/", include("apps.interchange.urls")),
     path("", include("apps.reminders.urls")),
+    # Last: the learner web app's client routes (apps.web.routes); any other path is still a 404.
+    path("", include("apps.web.urls")),
 ]
 
 handler400 = "apps.common.errors.bad_request_view"

@@ -91,6 +91,15 @@ class ReminderRun:
     retried: int = 0
 
 
+def reminder_greeting_name(*, display_name: str | None, email: str) -> str:
+    """The name a reminder greets the learner by: the display name they chose, else their address before "@".
+
+    A learner with no profile or a blank display name never chose a name. The whole address (which is
+    also the username of every learner who registered) would read like a form letter.
+    """
+    return (display_name or "").strip() or email.rpartition("@")[0] or email
+
+
 def unsubscribe_token(*, learner_id: int) -> str:
     return signing.dumps({"learner": learner_id}, salt=UNSUBSCRIBE_SALT)
 
@@ -169,11 +178,7 @@ def _batches(candidates: QuerySet[ReminderPreference], size: int) -> Iterator[li
     """Keyset pages by learner id: each page is one query, whatever came before it."""
     last = 0
     while True:
-        page = list(
-            candidates.filter(learner_id__gt=last)
-            .order_by("learner_id")
-            .values("learner_id", "learner__email", "learner__first_name", "learner__username")[:size]
-        )
+        page = list(candidates.filter(learner_id__gt=last).order_by("learner_id").values("learner_id")[:size])
         if not page:
             return
         yield [dict(row) for row in page]
@@ -390,7 +395,9 @@ def reminder_batch_send(*, claim: uuid.UUID, now: datetime) -> BatchSent:
                     Reminder(
                         learner_id=row["learner_id"],
                         email=row["learner__email"],
-                        name=row["learner__first_name"] or row["learner__username"],
+                        name=reminder_greeting_name(
+                            display_name=row["learner__learner_profile__display_name"], email=row["learner__email"]
+                        ),
                         local_date=row["local_date"],
                         decks=due.get(row["learner_id"], []),
                         streak=streaks.get(row["learner_id"], 0),
@@ -427,8 +434,7 @@ def _take_claimed(claim: uuid.UUID) -> list[dict[str, Any]]:
                 "learner_id",
                 "local_date",
                 "learner__email",
-                "learner__first_name",
-                "learner__username",
+                "learner__learner_profile__display_name",
                 "learner__scheduling_settings__timezone",
                 "learner__scheduling_settings__day_start_hour",
             )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.csrf import csrf_exempt
@@ -15,10 +16,12 @@ from apps.reminders.services import InvalidUnsubscribeLink, reminders_unsubscrib
 @require_http_methods(["GET", "POST"])
 def unsubscribe_view(request: HttpRequest, token: str) -> HttpResponse:
     """GET asks to confirm, so link scanners that open links do not unsubscribe anyone; POST unsubscribes."""
+    # The web app's home and settings pages (apps.web.routes), where reminders are turned on again.
+    links = {"home_url": f"{settings.FRONTEND_URL}/", "settings_url": f"{settings.FRONTEND_URL}/settings"}
     if request.method == "GET":
-        return render(request, "reminders/unsubscribe.html", {})
+        return render(request, "reminders/unsubscribe.html", links)
     try:
         reminders_unsubscribe(token=token)
     except InvalidUnsubscribeLink:
-        return render(request, "reminders/unsubscribe.html", {"invalid": True}, status=400)
-    return render(request, "reminders/unsubscribe.html", {"done": True})
+        return render(request, "reminders/unsubscribe.html", {**links, "invalid": True}, status=400)
+    return render(request, "reminders/unsubscribe.html", {**links, "done": True})

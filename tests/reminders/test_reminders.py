@@ -13,9 +13,15 @@ from django.core import mail
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from apps.accounts.profiles import learner_profile_update
 from apps.content.models import Card
 from apps.reminders.models import ReminderEmail, ReminderPreference, ReminderStatus
-from apps.reminders.services import reminder_batch_send, reminders_send, unsubscribe_token
+from apps.reminders.services import (
+    reminder_batch_send,
+    reminder_greeting_name,
+    reminders_send,
+    unsubscribe_token,
+)
 from apps.srs.models import CardMemory, SchedulingSettings
 from tests.srs.conftest import run_together
 
@@ -23,13 +29,19 @@ PARIS = ZoneInfo("Europe/Paris")
 NEW_YORK = ZoneInfo("America/New_York")
 
 
-def make_learner(username: str, *, timezone: str = "Europe/Paris", hour: int = 18, due_cards: int = 3) -> int:
+def make_learner(
+    username: str,
+    *,
+    timezone: str = "Europe/Paris",
+    hour: int = 18,
+    due_cards: int = 3,
+    display_name: str | None = None,
+) -> int:
     learner = get_user_model().objects.create_user(
-        username=username,
-        email=f"{username}@example.com",
-        password="a long enough passphrase",
-        first_name=username.title(),
+        username=username, email=f"{username}@example.com", password="a long enough passphrase"
     )
+    if display_name is not None:
+        learner_profile_update(learner=learner, changes={"display_name": display_name})
     SchedulingSettings.objects.create(learner=learner, timezone=timezone)
     ReminderPreference.objects.create(learner=learner, enabled=True, local_hour=hour)
     long_ago = datetime(2026, 1, 1, tzinfo=UTC)
@@ -72,8 +84,47 @@ def test_sends_at_the_learners_local_hour_with_cards_due_per_deck_and_both_parts
     assert mimetype == "text/html"
     assert "<strong>3 cards</strong>" in html
     assert f"{settings.FRONTEND_URL}/study" in message.body
+    deck_slug = Card.objects.order_by("pk").first().deck.slug  # type: ignore[union-attr]
+    assert f"{settings.FRONTEND_URL}/decks/{deck_slug}/study" in message.body
     record = ReminderEmail.objects.get()
     assert (record.status, record.due_cards, str(record.local_date)) == (ReminderStatus.SENT, 3, "2026-06-10")
+
+
+def test_the_learner_is_greeted_by_display_name_in_both_parts(course):
+    make_learner("ada", display_name="Ada <L> & co")
+    reminders_send(now=local(2026, 6, 10, 18, 0))
+    [message] = mail.outbox
+    assert isinstance(message, mail.EmailMultiAlternatives)
+    html = str(message.alternatives[0][0])
+    assert message.body.startswith("Hello Ada <L> & co,\n")
+    assert "<p>Hello Ada &lt;L&gt; &amp; co,</p>" in html
+    assert "ada@example.com" not in message.body and "ada@example.com" not in html
+
+
+@pytest.mark.parametrize("display_name", [None, "", "   "])
+def test_without_a_display_name_the_greeting_is_the_address_before_the_at(course, display_name):
+    learner_id = make_learner("ada", display_name=display_name)
+    get_user_model().objects.filter(pk=learner_id).update(email="ada.lovelace@example.com", first_name="Augusta")
+    reminders_send(now=local(2026, 6, 10, 18, 0))
+    [message] = mail.outbox
+    assert isinstance(message, mail.EmailMultiAlternatives)
+    html = str(message.alternatives[0][0])
+    assert message.body.startswith("Hello ada.lovelace,\n")
+    assert "<p>Hello ada.lovelace,</p>" in html
+
+
+@pytest.mark.parametrize(
+    ("display_name", "email", "expected"),
+    [
+        ("  Zoë  ", "z@example.com", "Zoë"),
+        (None, "grace.hopper@example.com", "grace.hopper"),
+        ("", "first.last+tag@example.com", "first.last+tag"),
+        (" ", '"odd@local"@example.com', '"odd@local"'),
+        (None, "no-at-sign", "no-at-sign"),
+    ],
+)
+def test_greeting_name(display_name, email, expected):
+    assert reminder_greeting_name(display_name=display_name, email=email) == expected
 
 
 def test_unsubscribe_headers_point_at_a_signed_link_that_needs_no_login(course, client):
@@ -91,6 +142,9 @@ def test_unsubscribe_headers_point_at_a_signed_link_that_needs_no_login(course, 
     # The one-click POST of RFC 8058, without a session or CSRF token.
     done = client.post(path, {"List-Unsubscribe": "One-Click"})
     assert done.status_code == 200 and b"You are unsubscribed" in done.content
+    # Back to the web app: its home, and its settings page where reminders are turned on again.
+    assert f'<a href="{settings.FRONTEND_URL}/">Back to Quizsite</a>' in done.content.decode()
+    assert f'<a href="{settings.FRONTEND_URL}/settings">settings</a>' in done.content.decode()
     assert not ReminderPreference.objects.get(learner_id=learner_id).enabled
     assert reminders_send(now=local(2026, 6, 11, 18, 0)).sent == 0
 

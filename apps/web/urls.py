@@ -1,0 +1,10 @@
+"""Routes of the learner web app: each client route of apps.web.routes serves the shell page."""
+
+from django.urls import URLPattern, re_path
+
+from apps.web.routes import ROUTES
+from apps.web.views import shell_view
+
+app_name = "web"
+
+urlpatterns: list[URLPattern] = [re_path(route.pattern, shell_view, name=route.name) for route in ROUTES]

@@ -1,0 +1,38 @@
+"""The learner web app's shell page: the same HTML at every client route; the bundle reads the API."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.template.loader import render_to_string
+from django.utils.csp import CSP
+from django.views.decorators.cache import cache_control
+from django.views.decorators.csp import csp_override
+from django.views.decorators.http import require_safe
+
+# The shell and its bundle load only from this server and run no inline code, so nothing else is
+# allowed: an injected script or style cannot run. Images may be data: and blob: URLs (card images
+# the app builds), workers blob: ones. SECURE_CSP stays empty: the admin and the API docs keep
+# their own inline scripts and styles, which this policy would block.
+SHELL_CSP: dict[str, list[str]] = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF],
+    "style-src": [CSP.SELF],
+    "img-src": [CSP.SELF, "data:", "blob:"],
+    "font-src": [CSP.SELF],
+    "connect-src": [CSP.SELF],
+    "worker-src": [CSP.SELF, "blob:"],
+    "object-src": [CSP.NONE],
+    "base-uri": [CSP.NONE],
+    "frame-ancestors": [CSP.NONE],
+    "form-action": [CSP.SELF],
+}
+
+
+# no-cache: browsers check back for the shell on every visit, so it never outlives a deploy.
+@require_safe
+@cache_control(no_cache=True)
+@csp_override(SHELL_CSP)
+def shell_view(request: HttpRequest, **route_params: str) -> HttpResponse:
+    """The route's parameters are the app's to read from the address; the page never reads the database."""
+    # Rendered without the request, so no context processor can look up the user or the session.
+    return HttpResponse(render_to_string("web/shell.html"))
