@@ -1,0 +1,33 @@
+// Builds the committed bundle under ../static/web/; the output depends only on the sources, so two
+// builds give the same bytes.
+import { build } from "esbuild";
+import { mkdirSync, rmSync } from "node:fs";
+
+const outdir = new URL("../static/web/", import.meta.url).pathname;
+// Stale chunks would otherwise stay beside the new ones and be committed.
+rmSync(outdir + "chunks", { recursive: true, force: true });
+rmSync(outdir + "app.js", { force: true });
+rmSync(outdir + "app.css", { force: true });
+mkdirSync(outdir, { recursive: true });
+
+const common = {
+  bundle: true,
+  minify: true,
+  legalComments: "none",
+  logLevel: "warning",
+  target: ["es2022"],
+};
+
+await build({
+  ...common,
+  entryPoints: [{ in: "src/main.tsx", out: "app" }],
+  outdir,
+  format: "esm",
+  splitting: true,
+  chunkNames: "chunks/[name]-[hash]",
+  jsx: "automatic",
+  jsxImportSource: "preact",
+  define: { "process.env.NODE_ENV": '"production"' },
+});
+
+await build({ ...common, entryPoints: [{ in: "src/app.css", out: "app" }], outdir });

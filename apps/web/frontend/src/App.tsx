@@ -1,0 +1,80 @@
+/** Picks the page for the current path, and sends signed-out visitors to sign in first. */
+import { useEffect } from "preact/hooks";
+import { ErrorMessage, Loading } from "./components/common";
+import { Layout } from "./components/Layout";
+import { lazyPage } from "./lazy";
+import { ForgotPassword, ResetPassword, SignIn, SignUp } from "./pages/auth";
+import { ComingSoon, NotFound, Unsubscribed } from "./pages/ComingSoon";
+import { Home } from "./pages/Home";
+import { matchPath, navigate, safeNext, useLocation, type Location, type Params } from "./router";
+import { loadSession, useSession, type Me } from "./session";
+
+const LessonPage = lazyPage(() => import("./pages/Lesson"));
+const DeckStudy = lazyPage(() => import("./pages/DeckStudy"));
+
+const COMING_SOON: Record<string, (params: Params) => string> = {
+  settings: () => "Settings",
+  progress: () => "Progress",
+  study: () => "Study",
+  "deck-match": (p) => `Match the pairs: ${p.slug ?? ""}`,
+  quiz: (p) => `Quiz: ${p.slug ?? ""}`,
+  "quiz-attempt": (p) => `Quiz attempt ${p.id ?? ""}`,
+  exercise: (p) => `Exercise: ${p.slug ?? ""}`,
+  constellation: (p) => `Concept constellation: ${p.slug ?? ""}`,
+  explorer: (p) => `Explorer: ${p.slug ?? ""}`,
+};
+
+function Page({ name, params, loc, me }: { name: string; params: Params; loc: Location; me: Me | null }) {
+  switch (name) {
+    case "signin":
+      return <SignIn loc={loc} />;
+    case "signup":
+      return <SignUp loc={loc} />;
+    case "forgot-password":
+      return <ForgotPassword />;
+    case "reset-password":
+      return <ResetPassword loc={loc} />;
+    case "unsubscribed":
+      return <Unsubscribed />;
+  }
+  if (me === null) return <Loading />;
+  switch (name) {
+    case "home":
+      return <Home me={me} />;
+    case "lesson":
+      return <LessonPage key={params.slug} slug={params.slug ?? ""} />;
+    case "deck-study":
+      return <DeckStudy key={params.slug} slug={params.slug ?? ""} />;
+  }
+  const title = COMING_SOON[name];
+  return <ComingSoon title={title ? title(params) : name} path={loc.path} />;
+}
+
+export function App() {
+  const loc = useLocation();
+  const session = useSession();
+  const { route, params } = matchPath(loc.path);
+  const needsSignIn = route !== null && !route.public && session.status === "signed-out";
+  const signedInOnAuthPage =
+    session.status === "signed-in" && (route?.name === "signin" || route?.name === "signup");
+
+  useEffect(() => {
+    if (needsSignIn) navigate(`/signin?next=${encodeURIComponent(loc.full)}`, { replace: true });
+    else if (signedInOnAuthPage) navigate(safeNext(loc.search.get("next")), { replace: true });
+  }, [needsSignIn, signedInOnAuthPage, loc.full, loc.search]);
+
+  let body;
+  if (route === null) body = <NotFound path={loc.path} />;
+  else if (!route.public && session.status === "error")
+    body = <ErrorMessage message={session.message} onRetry={() => void loadSession()} />;
+  else if (!route.public && session.status !== "signed-in") body = <Loading />;
+  else
+    body = (
+      <Page name={route.name} params={params} loc={loc} me={session.status === "signed-in" ? session.me : null} />
+    );
+  return (
+    <Layout session={session} path={loc.path}>
+      {body}
+    </Layout>
+  );
+}

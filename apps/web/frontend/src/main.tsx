@@ -1,0 +1,12 @@
+/** Entry point: mounts the app into the shell's #app. */
+import { render } from "preact";
+import { App } from "./App";
+import { interceptLinks } from "./router";
+import { loadSession } from "./session";
+
+const root = document.getElementById("app");
+if (root) {
+  interceptLinks(root);
+  void loadSession();
+  render(<App />, root);
+}

@@ -1,0 +1,301 @@
+/** Memory Deck study: flip the card, rate how well you knew it, undo, until nothing is due. */
+import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+import { call, client } from "../api/client";
+import { describeError } from "../api/errors";
+import { ErrorMessage, Loading, PageTitle } from "../components/common";
+import { RichText } from "../components/RichText";
+import { describeInterval, formatInterval, plural } from "../format";
+import { useTitle } from "../hooks";
+import { makeReview, postReview, undoReview } from "../reviews";
+import * as S from "../study";
+
+type Mode = "four" | "two";
+const MODE_KEY = "quizsite.studyMode";
+
+function storedMode(): Mode {
+  try {
+    return localStorage.getItem(MODE_KEY) === "two" ? "two" : "four";
+  } catch {
+    return "four";
+  }
+}
+
+function typingOrActivating(target: EventTarget | null): boolean {
+  if (!(target instanceof HTMLElement)) return false;
+  return target.isContentEditable || /^(INPUT|TEXTAREA|SELECT|BUTTON|A|SUMMARY)$/.test(target.tagName);
+}
+
+function typing(target: EventTarget | null): boolean {
+  if (!(target instanceof HTMLElement)) return false;
+  return target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName);
+}
+
+export default function DeckStudy({ slug }: { slug: string }) {
+  const [title, setTitle] = useState(slug);
+  useTitle(`Study ${title}`);
+  const [state, setState] = useState<S.StudyState | null>(null);
+  const [loadError, setLoadError] = useState<string | null>(null);
+  const [actionError, setActionError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [mode, setMode] = useState<Mode>(storedMode);
+  const shownAt = useRef(performance.now());
+  const flipButton = useRef<HTMLButtonElement>(null);
+  const answer = useRef<HTMLDivElement>(null);
+
+  const load = useCallback(
+    async (history: S.Done[] = []) => {
+      setLoadError(null);
+      try {
+        const study = await call(client.GET("/api/v1/decks/{slug}/study/", { params: { path: { slug } } }));
+        setState(S.startState(study, history));
+        shownAt.current = performance.now();
+      } catch (error) {
+        setLoadError(describeError(error));
+      }
+    },
+    [slug],
+  );
+
+  useEffect(() => {
+    setState(null);
+    void load();
+    call(client.GET("/api/v1/decks/{slug}/", { params: { path: { slug } } })).then(
+      (deck) => setTitle(deck.title),
+      () => undefined,
+    );
+  }, [slug, load]);
+
+  const current = state?.items[0] ?? null;
+
+  const doFlip = useCallback(() => {
+    setState((s) => (s ? S.flip(s) : s));
+    requestAnimationFrame(() => answer.current?.focus());
+  }, []);
+
+  const rate = useCallback(
+    async (answerValue: { rating: S.Rating } | { knew: boolean }) => {
+      if (!state || !current || !state.flipped || busy) return;
+      setBusy(true);
+      setActionError(null);
+      const review = makeReview(current.card.id, answerValue, performance.now() - shownAt.current);
+      try {
+        const result = await postReview(review);
+        const next = S.reviewed(state, result.id);
+        if (next.items.length === 0) await load(next.history);
+        else setState(next);
+        shownAt.current = performance.now();
+        requestAnimationFrame(() => flipButton.current?.focus());
+      } catch (error) {
+        setActionError(describeError(error));
+      } finally {
+        setBusy(false);
+      }
+    },
+    [state, current, busy, load],
+  );
+
+  const undo = useCallback(async () => {
+    if (!state || busy) return;
+    const last = S.undoable(state);
+    if (!last || last.reviewId === null) return;
+    setBusy(true);
+    setActionError(null);
+    try {
+      await undoReview(last.reviewId);
+      setState(S.undone(state));
+      shownAt.current = performance.now();
+      requestAnimationFrame(() => flipButton.current?.focus());
+    } catch (error) {
+      setActionError(describeError(error));
+    } finally {
+      setBusy(false);
+    }
+  }, [state, busy]);
+
+  useEffect(() => {
+    function onKey(event: KeyboardEvent) {
+      if (event.ctrlKey || event.metaKey || event.altKey || typing(event.target)) return;
+      if (event.key === " " && !typingOrActivating(event.target)) {
+        if (state && !state.flipped && current) {
+          event.preventDefault();
+          doFlip();
+        }
+        return;
+      }
+      if (event.key === "z" || event.key === "Z") {
+        event.preventDefault();
+        void undo();
+        return;
+      }
+      if (!state?.flipped) return;
+      const digit = Number(event.key);
+      if (mode === "four" && digit >= 1 && digit <= 4) {
+        event.preventDefault();
+        void rate({ rating: digit as S.Rating });
+      } else if (mode === "two" && (digit === 1 || digit === 2)) {
+        event.preventDefault();
+        void rate({ knew: digit === 2 });
+      }
+    }
+    document.addEventListener("keydown", onKey);
+    return () => document.removeEventListener("keydown", onKey);
+  }, [state, current, mode, doFlip, rate, undo]);
+
+  function chooseMode(next: Mode) {
+    setMode(next);
+    try {
+      localStorage.setItem(MODE_KEY, next);
+    } catch {
+      // Only the preference is lost.
+    }
+  }
+
+  if (loadError !== null && state === null) {
+    return (
+      <>
+        <PageTitle>Study {title}</PageTitle>
+        <ErrorMessage message={loadError} onRetry={() => void load()} />
+      </>
+    );
+  }
+  if (state === null) {
+    return (
+      <>
+        <PageTitle>Study {title}</PageTitle>
+        <Loading label="Loading your cards…" />
+      </>
+    );
+  }
+
+  const canUndo = S.undoable(state) !== null;
+  return (
+    <div class="study">
+      <PageTitle>Study {title}</PageTitle>
+      <div class="study-bar">
+        <p class="counts" aria-label="Cards left">
+          <span class="count count-learning">
+            <span class="count-number">{state.counts.learning}</span> learning
+          </span>
+          <span class="count count-review">
+            <span class="count-number">{state.counts.review}</span> to review
+          </span>
+          <span class="count count-new">
+            <span class="count-number">{state.counts.new}</span> new
+          </span>
+        </p>
+        <fieldset class="mode">
+          <legend class="visually-hidden">Answer buttons</legend>
+          <label>
+            <input type="radio" name="mode" checked={mode === "four"} onChange={() => chooseMode("four")} /> Four ratings
+          </label>
+          <label>
+            <input type="radio" name="mode" checked={mode === "two"} onChange={() => chooseMode("two")} /> Knew it or not
+          </label>
+        </fieldset>
+      </div>
+      {actionError !== null && <ErrorMessage message={actionError} />}
+      {loadError !== null && <ErrorMessage message={loadError} onRetry={() => void load(state.history)} />}
+      {current ? (
+        <section class="flashcard" aria-label="Card">
+          <div class="card-face front">
+            <p class="face-label">{current.queue === "new" ? "New card" : current.queue === "learning" ? "Learning" : "Review"}</p>
+            <p class="term">{current.card.term}</p>
+          </div>
+          {state.flipped ? (
+            <div class="card-face back" ref={answer} tabIndex={-1} aria-label="Answer">
+              <RichText text={current.card.definition} format={current.card.format} />
+              {current.card.example && (
+                <div class="example">
+                  <p class="face-label">Example</p>
+                  <RichText text={current.card.example} format={current.card.format} />
+                </div>
+              )}
+              {current.card.code && (
+                <pre tabIndex={0} aria-label="Code">
+                  <code>{current.card.code}</code>
+                </pre>
+              )}
+            </div>
+          ) : null}
+          <div class="actions">
+            {!state.flipped ? (
+              <button type="button" class="button primary big" ref={flipButton} aria-keyshortcuts="Space" onClick={doFlip}>
+                Flip <kbd aria-hidden="true">Space</kbd>
+              </button>
+            ) : mode === "four" ? (
+              <div class="ratings" role="group" aria-label="How well did you know it?">
+                {S.RATINGS.map(({ rating, label, key }) => {
+                  const seconds = current.next_intervals[key];
+                  return (
+                    <button
+                      key={rating}
+                      type="button"
+                      class={`button rating rating-${key}`}
+                      disabled={busy}
+                      aria-keyshortcuts={String(rating)}
+                      title={`Next in ${describeInterval(seconds)}`}
+                      onClick={() => void rate({ rating })}
+                    >
+                      <span class="rating-label">{label}</span>
+                      <span class="rating-interval">{formatInterval(seconds)}</span>
+                      <kbd aria-hidden="true">{rating}</kbd>
+                    </button>
+                  );
+                })}
+              </div>
+            ) : (
+              <div class="ratings two" role="group" aria-label="Did you know it?">
+                <button
+                  type="button"
+                  class="button rating rating-again"
+                  disabled={busy}
+                  onClick={() => void rate({ knew: false })}
+                >
+                  <span class="rating-label">Didn't know</span>
+                  <span class="rating-interval">{formatInterval(current.next_intervals.again)}</span>
+                  <kbd aria-hidden="true">1</kbd>
+                </button>
+                <button
+                  type="button"
+                  class="button rating rating-good"
+                  disabled={busy}
+                  onClick={() => void rate({ knew: true })}
+                >
+                  <span class="rating-label">Knew it</span>
+                  <span class="rating-interval">{formatInterval(current.next_intervals.good)}</span>
+                  <kbd aria-hidden="true">2</kbd>
+                </button>
+              </div>
+            )}
+          </div>
+        </section>
+      ) : (
+        <section class="card end-screen" aria-labelledby="done-title">
+          <h2 id="done-title">Nothing more to study now</h2>
+          <p>
+            {state.history.length > 0
+              ? `You reviewed ${plural(state.history.length, "card", "cards")} in this session.`
+              : "No cards of this deck are due right now."}{" "}
+            Cards you are still learning come back in a few minutes; reviews come back on their day.
+          </p>
+          <p class="end-actions">
+            <button type="button" class="button secondary" onClick={() => void load(state.history)}>
+              Check again
+            </button>
+            <a class="button secondary" href="/">
+              Back to home
+            </a>
+          </p>
+        </section>
+      )}
+      <p class="study-tools">
+        <button type="button" class="button secondary" disabled={!canUndo || busy} aria-keyshortcuts="z" onClick={() => void undo()}>
+          Undo <kbd aria-hidden="true">Z</kbd>
+        </button>
+      </p>
+      <p class="visually-hidden" aria-live="polite">
+        {current ? `${plural(S.remaining(state.counts), "card", "cards")} left.` : "Session finished."}
+      </p>
+    </div>
+  );
+}

@@ -1,0 +1,229 @@
+/** A lesson, section by section, every block kind of the API rendered as safe text. */
+import { call, client } from "../api/client";
+import type { components } from "../api/schema";
+import { Await, PageTitle } from "../components/common";
+import { RichText } from "../components/RichText";
+import { useLoad, useTitle } from "../hooks";
+
+type S = components["schemas"];
+type Block = S["LessonBlock"];
+type Quiz = S["QuizOutput"];
+
+async function loadLesson(slug: string): Promise<{ lesson: S["LessonOutput"]; quizzes: Quiz[] }> {
+  const [lesson, quizzes] = await Promise.all([
+    call(client.GET("/api/v1/lessons/{slug}/", { params: { path: { slug } } })),
+    call(client.GET("/api/v1/quizzes/", { params: { query: { lesson: slug, page_size: 200 } } })),
+  ]);
+  return { lesson, quizzes: quizzes.results };
+}
+
+export default function LessonPage({ slug }: { slug: string }) {
+  const [value, retry] = useLoad(() => loadLesson(slug), [slug]);
+  useTitle(value.state === "ready" ? value.data.lesson.title : "Lesson");
+  return (
+    <Await value={value} retry={retry}>
+      {({ lesson, quizzes }) => {
+        // Questions are graded only inside a quiz attempt; the lesson's widest quiz is the one most
+        // likely to hold any question shown inline.
+        const quiz = [...quizzes].sort((a, b) => b.question_count - a.question_count)[0] ?? null;
+        return (
+          <article class="lesson">
+            <p class="eyebrow">
+              {lesson.subject}
+              {lesson.manual && ` · ${lesson.manual}`}
+            </p>
+            <PageTitle>{lesson.title}</PageTitle>
+            {lesson.summary && <p class="lead">{lesson.summary}</p>}
+            {lesson.sections.length > 1 && (
+              <nav aria-label="Sections" class="toc">
+                <h2 class="toc-title">In this lesson</h2>
+                <ol>
+                  {lesson.sections.map((section) => (
+                    <li key={section.slug}>
+                      <a href={`#${section.slug}`}>{section.title}</a>
+                    </li>
+                  ))}
+                </ol>
+              </nav>
+            )}
+            {lesson.sections.map((section) => (
+              <section key={section.slug} id={section.slug} aria-labelledby={`h-${section.slug}`} class="lesson-section">
+                <h2 id={`h-${section.slug}`}>{section.title}</h2>
+                {section.blocks.map((block, index) => (
+                  <BlockView key={index} block={block} quiz={quiz} />
+                ))}
+              </section>
+            ))}
+            <LessonLinks lesson={lesson} quizzes={quizzes} />
+          </article>
+        );
+      }}
+    </Await>
+  );
+}
+
+function BlockHeading({ text }: { text: string }) {
+  return text ? <h3>{text}</h3> : null;
+}
+
+function BlockView({ block, quiz }: { block: Block; quiz: Quiz | null }) {
+  // Options sit one level under the block's heading, or under the section's when it has none.
+  const OptionHeading = block.heading ? "h4" : "h3";
+  switch (block.kind) {
+    case "prose":
+      return (
+        <div class="block prose">
+          <BlockHeading text={block.heading} />
+          <RichText text={block.text} />
+        </div>
+      );
+    case "callout":
+      return (
+        <aside class={`block callout callout-${block.tone}`} aria-label={block.heading || toneLabel(block.tone)}>
+          <p class="callout-title">
+            <strong>{block.heading || toneLabel(block.tone)}</strong>
+          </p>
+          <RichText text={block.text} />
+        </aside>
+      );
+    case "code":
+      return (
+        <figure class="block code-block">
+          {block.heading && <figcaption>{block.heading}</figcaption>}
+          <pre tabIndex={0} aria-label={block.heading || `${block.language || "Code"} example`}>
+            <code class={block.language ? `language-${block.language}` : undefined}>{block.code}</code>
+          </pre>
+        </figure>
+      );
+    case "steps":
+      return (
+        <div class="block steps">
+          <BlockHeading text={block.heading} />
+          <ol>
+            {block.steps.map((step, index) => (
+              <li key={index}>{step}</li>
+            ))}
+          </ol>
+        </div>
+      );
+    case "terms":
+      return (
+        <div class="block terms">
+          <BlockHeading text={block.heading} />
+          <dl>
+            {block.items.map((item) => (
+              <div key={item.card} class="term">
+                <dt>{item.term}</dt>
+                <dd>{item.definition}</dd>
+              </div>
+            ))}
+          </dl>
+        </div>
+      );
+    case "comparison":
+      return (
+        <div class="block comparison">
+          <BlockHeading text={block.heading} />
+          <div class="comparison-grid">
+            {block.options.map((option) => (
+              <section key={option.title} class="comparison-option" aria-label={option.title}>
+                <OptionHeading>{option.title}</OptionHeading>
+                <ul>
+                  {option.points.map((point) => (
+                    <li key={point}>{point}</li>
+                  ))}
+                </ul>
+              </section>
+            ))}
+          </div>
+        </div>
+      );
+    case "question":
+      return <InlineQuestion heading={block.heading} question={block.question} quiz={quiz} />;
+    default:
+      return <UnknownBlock block={block} />;
+  }
+}
+
+/** A block kind this client does not know yet: its heading and any text it carries. */
+function UnknownBlock({ block }: { block: never }) {
+  const loose = block as { heading?: unknown; text?: unknown };
+  return (
+    <div class="block">
+      {typeof loose.heading === "string" && <BlockHeading text={loose.heading} />}
+      {typeof loose.text === "string" && <RichText text={loose.text} />}
+    </div>
+  );
+}
+
+function toneLabel(tone: string): string {
+  return tone === "warning" ? "Warning" : tone === "tip" ? "Tip" : "Note";
+}
+
+function InlineQuestion({
+  heading,
+  question,
+  quiz,
+}: {
+  heading: string;
+  question: S["PublicQuestionOutput"];
+  quiz: Quiz | null;
+}) {
+  const id = `q-${question.slug}`;
+  const multiple = question.kind === "multiple_choice";
+  return (
+    <section class="block question" aria-labelledby={id}>
+      <p class="eyebrow">{heading || "Check yourself"}</p>
+      <fieldset disabled>
+        <legend id={id}>{question.prompt}</legend>
+        {question.choices.length > 0 ? (
+          <ul class="choices">
+            {question.choices.map((choice) => (
+              <li key={choice.key}>
+                <label>
+                  <input type={multiple ? "checkbox" : "radio"} name={id} value={choice.key} /> {choice.text}
+                </label>
+              </li>
+            ))}
+          </ul>
+        ) : (
+          <label>
+            Your answer
+            <input type={question.kind === "numeric" ? "number" : "text"} name={id} />
+          </label>
+        )}
+      </fieldset>
+      {quiz && (
+        <p>
+          <a href={`/quizzes/${encodeURIComponent(quiz.slug)}`}>Answer it in the quiz “{quiz.title}”</a>
+        </p>
+      )}
+    </section>
+  );
+}
+
+function LessonLinks({ lesson, quizzes }: { lesson: S["LessonOutput"]; quizzes: Quiz[] }) {
+  if (lesson.decks.length + quizzes.length + lesson.exercises.length === 0) return null;
+  return (
+    <section class="card lesson-links" aria-labelledby="practise">
+      <h2 id="practise">Practise</h2>
+      <ul class="link-list">
+        {lesson.decks.map((deck) => (
+          <li key={`d-${deck.slug}`}>
+            <a href={`/decks/${encodeURIComponent(deck.slug)}/study`}>Study the deck “{deck.title}”</a>
+          </li>
+        ))}
+        {quizzes.map((quiz) => (
+          <li key={`q-${quiz.slug}`}>
+            <a href={`/quizzes/${encodeURIComponent(quiz.slug)}`}>Quiz: {quiz.title}</a>
+          </li>
+        ))}
+        {lesson.exercises.map((exercise) => (
+          <li key={`e-${exercise.slug}`}>
+            <a href={`/exercises/${encodeURIComponent(exercise.slug)}`}>Exercise: {exercise.title}</a>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}

@@ -1,0 +1,78 @@
+/** Who is signed in: the stored token and the account it belongs to. */
+import { useEffect, useState } from "preact/hooks";
+import { call, client, onUnauthorized, readToken, writeToken } from "./api/client";
+import type { components } from "./api/schema";
+import { describeError } from "./api/errors";
+
+export type Me = components["schemas"]["MeOutput"];
+
+export type Session =
+  | { status: "loading" }
+  | { status: "signed-out" }
+  | { status: "signed-in"; me: Me }
+  | { status: "error"; message: string };
+
+let session: Session = readToken() === null ? { status: "signed-out" } : { status: "loading" };
+const listeners = new Set<() => void>();
+
+function set(next: Session): void {
+  session = next;
+  for (const listener of listeners) listener();
+}
+
+export function getSession(): Session {
+  return session;
+}
+
+export function useSession(): Session {
+  const [value, setValue] = useState(session);
+  useEffect(() => {
+    const update = () => setValue(session);
+    listeners.add(update);
+    update();
+    return () => {
+      listeners.delete(update);
+    };
+  }, []);
+  return value;
+}
+
+/** Loads the account for the stored token; a refused token signs the learner out. */
+export async function loadSession(): Promise<void> {
+  if (readToken() === null) {
+    set({ status: "signed-out" });
+    return;
+  }
+  try {
+    const me = await call(client.GET("/api/v1/me/"));
+    set({ status: "signed-in", me });
+  } catch (error) {
+    if (readToken() === null) set({ status: "signed-out" });
+    else set({ status: "error", message: describeError(error) });
+  }
+}
+
+export async function signInWithToken(token: string): Promise<void> {
+  writeToken(token);
+  set({ status: "loading" });
+  await loadSession();
+}
+
+export function setMe(me: Me): void {
+  set({ status: "signed-in", me });
+}
+
+export async function signOut(): Promise<void> {
+  try {
+    await call(client.POST("/api/v1/auth/logout/"));
+  } catch {
+    // The token is forgotten here either way; a failed logout only leaves it valid on the server.
+  }
+  writeToken(null);
+  set({ status: "signed-out" });
+}
+
+onUnauthorized(() => {
+  writeToken(null);
+  set({ status: "signed-out" });
+});

@@ -1,0 +1,121 @@
+"""Real Chromium against a live server, for the web app's end-to-end tests.
+
+The server is pytest-django's live server on the test database (PostgreSQL in CI), serving the app's
+committed bundle; the browser is Debian's `chromium` driven by Playwright. Tests that use these
+fixtures are skipped where Chromium is not installed; CI installs it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from django.conf import settings
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, BrowserContext, Page
+
+TOKEN_STORAGE_KEY = "quizsite.token"
+SCREENSHOTS_DIR = Path(settings.VAR_DIR) / "screenshots"
+
+
+@dataclass(frozen=True)
+class Viewport:
+    name: str
+    width: int
+    height: int
+
+
+PHONE = Viewport("phone", 390, 844)
+DESKTOP = Viewport("desktop", 1280, 800)
+VIEWPORTS = (PHONE, DESKTOP)
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Iterator[Browser]:
+    executable = shutil.which("chromium")
+    if executable is None:
+        pytest.skip("Chromium is not installed (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    # Playwright's synchronous API keeps an event loop on this thread between calls, which Django would
+    # otherwise take for async code calling the ORM.
+    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    try:
+        with sync_playwright() as playwright:
+            # Chromium's own sandbox needs user namespaces a root CI runner does not give it.
+            args = ["--no-sandbox"] if os.geteuid() == 0 else []
+            browser = playwright.chromium.launch(executable_path=executable, args=args)
+            yield browser
+            browser.close()
+    finally:
+        if previous is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
+
+
+@dataclass
+class Browsing:
+    """A browser context on the live server at one viewport size, with the page's console errors kept."""
+
+    context: BrowserContext
+    page: Page
+    base_url: str
+    viewport: Viewport
+    console_errors: list[str]
+
+    def goto(self, path: str) -> float:
+        """Opens `path`; returns the seconds until the page's `main` landmark is visible."""
+        started = time.perf_counter()
+        self.page.goto(self.base_url + path)
+        self.page.locator("main").first.wait_for(state="visible")
+        return time.perf_counter() - started
+
+    def sign_in_with_token(self, key: str) -> None:
+        """Signs in as a token's learner without the sign-in form (the form has its own test)."""
+        self.page.goto(self.base_url + "/signin")
+        self.page.evaluate("([name, key]) => localStorage.setItem(name, key)", [TOKEN_STORAGE_KEY, key])
+
+    def screenshot(self, name: str) -> Path:
+        SCREENSHOTS_DIR.mkdir(parents=True, exist_ok=True)
+        path = SCREENSHOTS_DIR / f"{name}-{self.viewport.name}.png"
+        self.page.screenshot(path=str(path), full_page=True)
+        return path
+
+    def timing_record(self, what: str, seconds: float) -> None:
+        """Keeps a measured time in var/screenshots/timings.json, reported by the suite, never asserted."""
+        SCREENSHOTS_DIR.mkdir(parents=True, exist_ok=True)
+        path = SCREENSHOTS_DIR / "timings.json"
+        timings = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        timings[f"{what} ({self.viewport.name})"] = round(seconds, 3)
+        path.write_text(json.dumps(timings, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+    def axe_serious(self) -> list[dict[str, Any]]:
+        """axe-core's serious and critical violations on the page as it is now."""
+        from axe_playwright_python.sync_playwright import Axe
+
+        results = Axe().run(self.page)
+        return [
+            {"id": violation["id"], "impact": violation["impact"], "nodes": len(violation["nodes"])}
+            for violation in results.response["violations"]
+            if violation["impact"] in ("serious", "critical")
+        ]
+
+
+def browsing(browser: Browser, base_url: str, viewport: Viewport) -> Browsing:
+    # The app's Content-Security-Policy stays on: a violation shows as a console error.
+    context = browser.new_context(viewport={"width": viewport.width, "height": viewport.height})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    return Browsing(context=context, page=page, base_url=base_url, viewport=viewport, console_errors=errors)

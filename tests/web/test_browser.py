@@ -1,0 +1,158 @@
+"""The web app end to end in real Chromium: what the page shows and what the database then holds."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from rest_framework.authtoken.models import Token
+
+from apps.content.models import Deck, Lesson
+from apps.srs.models import ReviewKind, ReviewLog
+from tests.web.browser import DESKTOP, PHONE, VIEWPORTS, Browsing, Viewport, browsing, chromium
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
+
+__all__ = ["chromium"]
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+PASSWORD = "correct horse battery"
+
+
+@pytest.fixture(params=VIEWPORTS, ids=lambda viewport: viewport.name)
+def viewport(request: pytest.FixtureRequest) -> Viewport:
+    return request.param
+
+
+@pytest.fixture
+def web(chromium: Browser, live_server: Any, viewport: Viewport) -> Iterator[Browsing]:
+    session = browsing(chromium, live_server.url, viewport)
+    yield session
+    session.context.close()
+
+
+@pytest.fixture
+def desktop(chromium: Browser, live_server: Any) -> Iterator[Browsing]:
+    session = browsing(chromium, live_server.url, DESKTOP)
+    yield session
+    session.context.close()
+
+
+@pytest.fixture
+def token(learner: Any) -> str:
+    return Token.objects.create(user=learner).key
+
+
+def _first_deck() -> Deck:
+    return Deck.objects.filter(archived=False).order_by("lesson__position", "position")[0]
+
+
+def _no_raw_json(web: Browsing) -> None:
+    body = web.page.locator("body").inner_text()
+    assert '{"error"' not in body and '"code":' not in body, body[:500]
+
+
+def test_sign_in_lands_on_the_course_page(web: Browsing, shipped_course: None, learner: Any) -> None:
+    web.goto("/")
+    # Signed out, the app sends the visitor to sign in first.
+    web.page.wait_for_url("**/signin**")
+    web.screenshot("signin")
+    assert web.axe_serious() == []
+    web.page.get_by_label("Email").fill(learner.email)
+    web.page.get_by_label("Password").fill(PASSWORD)
+    web.page.get_by_role("button", name="Sign in").click()
+    web.page.wait_for_url(web.base_url + "/")
+    web.page.get_by_role("heading", name="Data Pipelines", exact=False).first.wait_for()
+    web.timing_record("course page usable after a reload", web.goto("/"))
+    web.page.get_by_role("heading", name="Data Pipelines", exact=False).first.wait_for()
+    assert Token.objects.filter(user=learner).count() == 1
+    web.screenshot("home")
+    assert web.axe_serious() == []
+    assert web.console_errors == []
+
+
+def test_a_wrong_password_is_said_in_words(desktop: Browsing, learner: Any) -> None:
+    desktop.goto("/signin")
+    desktop.page.get_by_label("Email").fill(learner.email)
+    desktop.page.get_by_label("Password").fill("not the password")
+    desktop.page.get_by_role("button", name="Sign in").click()
+    alert = desktop.page.get_by_role("alert").first
+    alert.wait_for()
+    assert "password" in alert.inner_text().lower()
+    _no_raw_json(desktop)
+    assert not Token.objects.filter(user=learner).exists()
+
+
+def test_the_lesson_reads_every_section(web: Browsing, shipped_course: None, token: str) -> None:
+    lesson = Lesson.objects.filter(archived=False).order_by("position")[0]
+    web.sign_in_with_token(token)
+    seconds = web.goto(f"/lessons/{lesson.slug}")
+    web.page.get_by_role("heading", name=lesson.title, exact=False).first.wait_for()
+    for section in lesson.sections.all():
+        assert web.page.get_by_role("heading", name=section.title, exact=False).count() >= 1, section.title
+    web.timing_record("lesson page usable", seconds)
+    web.screenshot("lesson")
+    assert web.axe_serious() == []
+    assert web.console_errors == []
+
+
+def test_a_card_is_flipped_rated_and_undone_from_the_keyboard(
+    web: Browsing, shipped_course: None, learner: Any, token: str
+) -> None:
+    deck = _first_deck()
+    web.sign_in_with_token(token)
+    web.goto(f"/decks/{deck.slug}/study")
+    flip = web.page.get_by_role("button", name="Flip", exact=False)
+    flip.wait_for()
+    web.screenshot("deck-front")
+    web.page.keyboard.press("Space")
+    good = web.page.get_by_role("button", name="Good", exact=False)
+    good.wait_for()
+    # Each rating shows when the card would come back.
+    assert (good.get_attribute("title") or "").startswith("Next in ")
+    assert good.locator(".rating-interval").inner_text().strip()
+    web.screenshot("deck-back")
+    assert web.axe_serious() == []
+    with web.page.expect_response(lambda response: response.url.endswith("/api/v1/reviews/")) as posted:
+        web.page.keyboard.press("3")
+    assert posted.value.status == 201
+    review = json.loads(posted.value.text())
+    log = ReviewLog.objects.get(learner=learner, kind=ReviewKind.REVIEW)
+    assert log.rating == 3 and log.card.deck_id == deck.pk
+    assert str(log.client_review_id) == str(review.get("client_review_id", log.client_review_id))
+    with web.page.expect_response(lambda response: "/undo/" in response.url) as undone:
+        web.page.keyboard.press("z")
+    assert undone.value.status in (200, 201)
+    assert ReviewLog.objects.filter(learner=learner, kind=ReviewKind.UNDO, undo_of=log).count() == 1
+    # The undone card is shown again, front first.
+    flip.wait_for()
+    assert web.console_errors == []
+
+
+@pytest.mark.parametrize("path", ["/study", "/settings", "/progress"])
+def test_links_from_elsewhere_open_working_pages(
+    desktop: Browsing, shipped_course: None, token: str, path: str
+) -> None:
+    desktop.sign_in_with_token(token)
+    desktop.goto(path)
+    assert desktop.page.locator("main").inner_text().strip()
+    _no_raw_json(desktop)
+    desktop.screenshot(path.strip("/"))
+    assert desktop.console_errors == []
+
+
+def test_the_phone_layout_does_not_scroll_sideways(
+    chromium: Browser, live_server: Any, shipped_course: None, token: str
+) -> None:
+    session = browsing(chromium, live_server.url, PHONE)
+    try:
+        session.sign_in_with_token(token)
+        session.goto("/")
+        session.page.get_by_role("heading", name="Data Pipelines", exact=False).first.wait_for()
+        assert session.page.evaluate("document.documentElement.scrollWidth") <= PHONE.width
+    finally:
+        session.context.close()
