@@ -4,25 +4,22 @@ import { ErrorMessage, Loading } from "./components/common";
 import { Layout } from "./components/Layout";
 import { lazyPage } from "./lazy";
 import { ForgotPassword, ResetPassword, SignIn, SignUp } from "./pages/auth";
-import { ComingSoon, NotFound, Unsubscribed } from "./pages/ComingSoon";
+import { NotFound, Unsubscribed } from "./pages/ComingSoon";
 import { Home } from "./pages/Home";
 import { matchPath, navigate, safeNext, useLocation, type Location, type Params } from "./router";
 import { loadSession, useSession, type Me } from "./session";
 
 const LessonPage = lazyPage(() => import("./pages/Lesson"));
 const DeckStudy = lazyPage(() => import("./pages/DeckStudy"));
-
-const COMING_SOON: Record<string, (params: Params) => string> = {
-  settings: () => "Settings",
-  progress: () => "Progress",
-  study: () => "Study",
-  "deck-match": (p) => `Match the pairs: ${p.slug ?? ""}`,
-  quiz: (p) => `Quiz: ${p.slug ?? ""}`,
-  "quiz-attempt": (p) => `Quiz attempt ${p.id ?? ""}`,
-  exercise: (p) => `Exercise: ${p.slug ?? ""}`,
-  constellation: (p) => `Concept constellation: ${p.slug ?? ""}`,
-  explorer: (p) => `Explorer: ${p.slug ?? ""}`,
-};
+const Settings = lazyPage(() => import("./pages/Settings"));
+const Progress = lazyPage(() => import("./pages/Progress"));
+const StudyOverview = lazyPage(() => import("./pages/StudyOverview"));
+const Match = lazyPage(() => import("./pages/Match"));
+const Quiz = lazyPage(() => import("./pages/Quiz"));
+const QuizAttempt = lazyPage(() => import("./pages/QuizAttempt"));
+const Exercise = lazyPage(() => import("./pages/Exercise"));
+const Constellation = lazyPage(() => import("./pages/Constellation"));
+const Explorer = lazyPage(() => import("./pages/Explorer"));
 
 function Page({ name, params, loc, me }: { name: string; params: Params; loc: Location; me: Me | null }) {
   switch (name) {
@@ -45,9 +42,26 @@ function Page({ name, params, loc, me }: { name: string; params: Params; loc: Lo
       return <LessonPage key={params.slug} slug={params.slug ?? ""} />;
     case "deck-study":
       return <DeckStudy key={params.slug} slug={params.slug ?? ""} />;
+    case "settings":
+      return <Settings />;
+    case "progress":
+      return <Progress />;
+    case "study":
+      return <StudyOverview />;
+    case "deck-match":
+      return <Match key={params.slug} slug={params.slug ?? ""} />;
+    case "quiz":
+      return <Quiz key={params.slug} slug={params.slug ?? ""} />;
+    case "quiz-attempt":
+      return <QuizAttempt key={params.id} id={params.id ?? ""} />;
+    case "exercise":
+      return <Exercise key={params.slug} slug={params.slug ?? ""} />;
+    case "constellation":
+      return <Constellation key={params.slug} slug={params.slug ?? ""} />;
+    case "explorer":
+      return <Explorer key={params.slug} slug={params.slug ?? ""} />;
   }
-  const title = COMING_SOON[name];
-  return <ComingSoon title={title ? title(params) : name} path={loc.path} />;
+  return <NotFound path={loc.path} />;
 }
 
 export function App() {
