@@ -90,7 +90,7 @@ run() {
     echo "Demo accounts (passwords are new on every start):"
     $manage demo_accounts
     echo
-    echo "Quizsite is starting at http://127.0.0.1:$port/"
+    echo "Quizsite is starting at http://127.0.0.1:$port/  (sign in with the demo learner's email and password)"
     echo "  API docs:  http://127.0.0.1:$port/api/v1/docs/"
     echo "  Admin:     http://127.0.0.1:$port/admin/  (sign in as staff)"
     echo "  Health:    http://127.0.0.1:$port/healthz"

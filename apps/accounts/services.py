@@ -314,6 +314,7 @@ def account_delete(*, user: Any, password: str) -> None:
 @dataclass(frozen=True)
 class DemoAccount:
     username: str
+    email: str
     password: str
     is_staff: bool
     token: str
@@ -327,11 +328,13 @@ def demo_accounts_reset() -> list[DemoAccount]:
     for username, is_staff in (("learner", False), ("staff", True)):
         user: AbstractUser
         user, _ = user_model.objects.get_or_create(username=username, defaults={"email": f"{username}@example.com"})
+        # The web app signs in by email: an older demo account without one gets it.
+        user.email = user.email or f"{username}@example.com"
         password = secrets.token_urlsafe(12)
         user.set_password(password)
         user.is_staff = is_staff
         user.is_superuser = is_staff
         user.save()
         token, _ = Token.objects.get_or_create(user=user)
-        accounts.append(DemoAccount(username, password, is_staff, token.key))
+        accounts.append(DemoAccount(username, user.email, password, is_staff, token.key))
     return accounts

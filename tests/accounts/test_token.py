@@ -62,6 +62,10 @@ def test_demo_accounts_command_prints_working_credentials(api_client, settings):
         password = fields[fields.index("password:") + 1]
         response = api_client.post("/api/v1/auth/token/", {"username": username, "password": password}, format="json")
         assert response.status_code == 200
+        # The web app signs in by email.
+        email = fields[fields.index("email:") + 1]
+        response = api_client.post("/api/v1/auth/login/", {"email": email, "password": password}, format="json")
+        assert response.status_code == 200
 
 
 def test_demo_accounts_refuse_production(settings):

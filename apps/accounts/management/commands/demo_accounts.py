@@ -20,5 +20,6 @@ class Command(BaseCommand):
         for account in demo_accounts_reset():
             role = "staff (admin)" if account.is_staff else "learner"
             self.stdout.write(
-                f"{role:14} username: {account.username:8} password: {account.password}  API token: {account.token}"
+                f"{role:14} email: {account.email:20} username: {account.username:8} "
+                f"password: {account.password}  API token: {account.token}"
             )
