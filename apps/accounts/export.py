@@ -18,7 +18,7 @@ from apps.accounts.models import LearnerProfile
 from apps.exercises.models import Submission
 from apps.explore.models import RegionVisit
 from apps.games.models import MatchAttempt, MatchBoard, MatchItem
-from apps.quizzes.models import QuestionMemory, QuizAnswer, QuizAttempt
+from apps.quizzes.models import LessonAnswer, QuestionMemory, QuizAnswer, QuizAttempt
 from apps.reminders.models import ReminderEmail, ReminderPreference
 from apps.srs.config import scheduler_config_get
 from apps.srs.learner_settings import SETTINGS_FIELDS
@@ -312,6 +312,21 @@ def quizzes_export(learner: Any, now: datetime) -> dict[str, Any]:
         attempt["answers"] = answers.get(attempt["id"], [])
     return {
         "quiz_attempts": attempts,
+        "lesson_answers": _rows(
+            LessonAnswer.objects.filter(learner=learner)
+            .order_by("answered_at", "pk")
+            .values(
+                "question_id",
+                "question__slug",
+                "response",
+                "choice_keys",
+                "correct",
+                "credit",
+                "scheduled",
+                "answered_at",
+                "client_answer_id",
+            )
+        ),
         "question_memories": _rows(
             QuestionMemory.objects.filter(learner=learner)
             .order_by("question__slug")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-import secrets
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,40 +12,17 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path
-from django.utils.crypto import salted_hmac
 from django.utils.safestring import mark_safe
 
 from apps.common.errors import DomainError
 from apps.content.card_markup import card_html_clean
 from apps.content.models import Card, CardFormat, Choice, Question, QuestionKind
 from apps.content.serializers import CardOutput
+from apps.quizzes.choices import BOARD_NONCE, board_nonce_draw, question_board
 from apps.quizzes.grading import Grade
 from apps.quizzes.models import QuizAttempt
 from apps.quizzes.serializers import CorrectAnswerOutput, QuestionOutput
 from apps.quizzes.services import AnswerData, answer_grade
-
-# A fresh nonce per page view gives the choices a fresh order and fresh ids, as every attempt does for a learner.
-BOARD_NONCE_BYTES = 12
-_BOARD_NONCE = re.compile(r"[A-Za-z0-9_-]{16}")
-_BOARD_SALT = "apps.content.previews.question_board"
-# As long as the ids an attempt shows a learner (apps.quizzes.choices): 16 characters.
-_CHOICE_ID_CHARS = 16
-
-
-def question_preview_board(*, question: Question, nonce: str) -> QuizAttempt:
-    """An unsaved attempt that shows `question` with its choices behind ids derived from `nonce`.
-
-    The ids are keyed hashes, so the page needs no stored state to read an answer back and shows
-    no authored key; sorting by id shuffles the choices.
-    """
-    keys = {
-        salted_hmac(_BOARD_SALT, f"{nonce}:{question.pk}:{choice.key}").hexdigest()[:_CHOICE_ID_CHARS]: choice.key
-        for choice in question.choices.all()
-    }
-    question_id = str(question.pk)
-    return QuizAttempt(
-        question_ids=[question.pk], choice_orders={question_id: sorted(keys)}, choice_keys={question_id: keys}
-    )
 
 
 def hidden_from_learners(obj: Card | Question) -> str:
@@ -117,10 +92,10 @@ def question_preview_view(model_admin: admin.ModelAdmin, request: HttpRequest, o
     given: dict[str, Any] = {}
     if request.method == "POST":
         nonce = request.POST.get("board", "")
-        if not _BOARD_NONCE.fullmatch(nonce):
+        if not BOARD_NONCE.fullmatch(nonce):
             # The choice ids cannot be read back without it: draw a new board and say so.
-            nonce, error, status = secrets.token_urlsafe(BOARD_NONCE_BYTES), "The form was incomplete; try again.", 400
-        board = question_preview_board(question=question, nonce=nonce)
+            nonce, error, status = board_nonce_draw(), "The form was incomplete; try again.", 400
+        board = question_board(question=question, nonce=nonce)
         if not error:
             given = _answer_fields(request, question)
             try:
@@ -128,8 +103,8 @@ def question_preview_view(model_admin: admin.ModelAdmin, request: HttpRequest, o
             except DomainError as exc:
                 error, status = exc.message, exc.status_code
     else:
-        nonce = secrets.token_urlsafe(BOARD_NONCE_BYTES)
-        board = question_preview_board(question=question, nonce=nonce)
+        nonce = board_nonce_draw()
+        board = question_board(question=question, nonce=nonce)
     context |= {
         "question": QuestionOutput(question, context={"attempt": board}).data,
         "board": nonce,

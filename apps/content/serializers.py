@@ -24,7 +24,7 @@ from apps.content.models import (
     Question,
 )
 from apps.content.outputs import course_summary_data
-from apps.quizzes.choices import choice_ids_draw
+from apps.quizzes.choices import board_nonce_draw, question_board
 
 
 class CourseSummaryOutput(serializers.ModelSerializer):
@@ -66,19 +66,34 @@ class PublicQuestionOutput(serializers.ModelSerializer):
     """A question as a learner sees it before answering: no correct choice, answer or explanation.
 
     Authored keys and order follow the course file (the correct choice is often the first, `a`), so
-    every response shows the choices in a fresh random order, each behind a fresh random id.
+    every response shows the choices in a fresh random order, each behind an id derived from a fresh
+    board: POST /questions/{slug}/answers/ reads an answer back from the board and the ids.
     """
 
-    choices = serializers.SerializerMethodField()
+    board = serializers.CharField(
+        read_only=True,
+        help_text="New in every response; send it back with a choice answer given in place (POST "
+        "/questions/{slug}/answers/): the choice ids mean something only with it.",
+    )
+    choices = PublicChoiceOutput(many=True, read_only=True)
 
     class Meta:
         model = Question
-        fields = ["slug", "kind", "prompt", "choices"]
+        fields = ["slug", "kind", "prompt", "board", "choices"]
 
-    @extend_schema_field(PublicChoiceOutput(many=True))
-    def get_choices(self, question: Question) -> list[dict[str, str]]:
+    def to_representation(self, question: Question) -> dict[str, Any]:
+        nonce = board_nonce_draw()
+        board = question_board(question=question, nonce=nonce)
         texts = {choice.key: choice.text for choice in question.choices.all()}
-        return [{"key": choice_id, "text": texts[key]} for choice_id, key in choice_ids_draw(keys=texts)]
+        ids = board.choice_ids_of(question.pk)
+        shown = [(choice_id, board.choice_key_of(question.pk, choice_id) or "") for choice_id in ids]
+        return {
+            "slug": question.slug,
+            "kind": question.kind,
+            "prompt": question.prompt,
+            "board": nonce,
+            "choices": [{"key": choice_id, "text": texts[key]} for choice_id, key in shown if key in texts],
+        }
 
 
 class DeckOutput(serializers.ModelSerializer):

@@ -94,7 +94,8 @@ class MatchBoardView(APIView):
     )
     def get(self, request: Request, board_id: uuid.UUID) -> Response:
         board = board_get(learner=request.user, board_id=board_id)
-        return Response(MatchBoardOutput(board, context={"status": board_status(board, now=timezone.now())}).data)
+        now = timezone.now()
+        return Response(MatchBoardOutput(board, context={"status": board_status(board, now=now), "now": now}).data)
 
 
 class MatchHistoryView(APIView):

@@ -6,7 +6,7 @@ per-board id and their text. Card ids appear in `pair` and `matched_pairs`, once
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from rest_framework import serializers
@@ -115,6 +115,10 @@ def _score(board: MatchBoard) -> dict[str, Any] | None:
     return MatchScoreOutput(board).data if board.finished_at is not None else None
 
 
+def _elapsed_ms(board: MatchBoard, *, until: datetime) -> int:
+    return max(0, (until - board.started_at) // timedelta(milliseconds=1))
+
+
 def _counts(board: MatchBoard) -> dict[str, Any]:
     return {
         "matched": board.matched,
@@ -161,6 +165,9 @@ class MatchAttemptOutput(serializers.Serializer):
     wrong_attempts = serializers.IntegerField()
     penalty_ms = serializers.IntegerField()
     finished = serializers.BooleanField()
+    elapsed_ms = serializers.IntegerField(
+        help_text="From the board's start to this attempt, by the server's clock: the client's clock follows it."
+    )
     score = MatchScoreOutput(allow_null=True, help_text="Set once the last pair is matched.")
     client_attempt_id = serializers.UUIDField(allow_null=True)
     duplicate = serializers.BooleanField(
@@ -173,6 +180,7 @@ class MatchAttemptOutput(serializers.Serializer):
             "correct": outcome.attempt.correct,
             "pair": MatchPairOutput(outcome.item).data if outcome.item is not None else None,
             **_counts(outcome.board),
+            "elapsed_ms": _elapsed_ms(outcome.board, until=outcome.attempt.attempted_at),
             "score": _score(outcome.board),
             "client_attempt_id": str(client_attempt_id) if client_attempt_id is not None else None,
             "duplicate": not outcome.created,
@@ -198,11 +206,18 @@ class MatchBoardOutput(serializers.Serializer):
     wrong_attempts = serializers.IntegerField()
     penalty_ms = serializers.IntegerField()
     finished = serializers.BooleanField()
+    elapsed_ms = serializers.IntegerField(
+        help_text=(
+            "By the server's clock: from the start to now while playing, to the last match once finished, "
+            "to the expiry once expired."
+        )
+    )
     score = MatchScoreOutput(allow_null=True)
 
     def to_representation(self, board: MatchBoard) -> dict[str, Any]:
         items = list(board.items.all())
         status: str = self.context["status"]
+        now: datetime = self.context["now"]
         earned = sorted(
             (item for item in items if item.matched_at is not None),
             key=lambda item: (item.matched_at, item.term_position),
@@ -225,6 +240,7 @@ class MatchBoardOutput(serializers.Serializer):
             ],
             "matched_pairs": MatchPairOutput(earned, many=True).data,
             **_counts(board),
+            "elapsed_ms": _elapsed_ms(board, until=board.finished_at or min(now, board.expires_at)),
             "score": _score(board),
         }
 

@@ -25,9 +25,11 @@ from apps.quizzes.serializers import (
     AttemptOutput,
     AttemptStartInput,
     AttemptSummaryOutput,
+    LessonAnswerInput,
+    LessonAnswerOutput,
     QuizOutput,
 )
-from apps.quizzes.services import AnswerData, answer_submit, attempt_finish, attempt_start
+from apps.quizzes.services import AnswerData, answer_submit, attempt_finish, attempt_start, lesson_answer_submit
 
 
 def _attempt_data(attempt: QuizAttempt, *, learner: Any) -> dict[str, Any]:
@@ -145,3 +147,37 @@ class AttemptFinishView(APIView):
     def post(self, request: Request, attempt_id: int) -> Response:
         attempt = attempt_finish(learner=request.user, attempt_id=attempt_id)
         return Response(_attempt_data(attempt, learner=request.user))
+
+
+class QuestionAnswerCreateView(APIView):
+    @extend_schema(
+        summary="Answer a question in place, where its lesson shows it; the server grades it and shows the answer key",
+        request=LessonAnswerInput,
+        responses={201: LessonAnswerOutput, 200: LessonAnswerOutput},
+        description=(
+            "Send the one field of the question's kind: choice (single_choice), choices (multiple_choice), text "
+            "(short_text) or number (numeric). Choices are named by the ids the question was shown with, and come "
+            "with that response's board; an authored key is refused. Graded by the same rules as a quiz answer, "
+            "and answered in the same shape. Stored: every answer is kept (what was sent, its grade and when), "
+            "however often the question is tried. Scheduling: as a quiz answer does, an answer to a question that "
+            "is new to you or due for review schedules it for review and reviews each card it tests (scheduled "
+            "true); an answer while it is scheduled for later, such as another try after seeing the answer key, "
+            "is kept as practice and changes no schedule (scheduled false). With client_answer_id, the same "
+            "answer sent again gets its first result with duplicate true (200), and the same id with a different "
+            "question or response is a 409 (idempotency_key_reused). A refused answer (400) changes nothing; an "
+            "unknown or archived question is a 404."
+        ),
+    )
+    @error_statuses(409)
+    def post(self, request: Request, slug: str) -> Response:
+        body = LessonAnswerInput(data=request.data)
+        body.is_valid(raise_exception=True)
+        fields = dict(body.validated_data)
+        board = fields.pop("board", None)
+        outcome = lesson_answer_submit(
+            learner=request.user, question_slug=slug, board=board, answer=AnswerData(question=slug, **fields)
+        )
+        return Response(
+            LessonAnswerOutput(outcome).data,
+            status=status.HTTP_200_OK if outcome.duplicate else status.HTTP_201_CREATED,
+        )

@@ -134,3 +134,40 @@ class QuestionMemory(StoredMemoryState):
 
     def __str__(self) -> str:
         return f"{self.learner} / {self.question}"
+
+
+class LessonAnswer(models.Model):
+    """An answer to a question given in place, where its lesson shows it, outside any quiz attempt.
+
+    Every try is kept. Only a try at a question that is new to the learner or due for review feeds
+    the learner's memory of it (and reviews the cards it tests), as a quiz answer does; a try while
+    the question is scheduled for later, such as another go right after seeing the answer, is kept
+    as practice and changes no schedule.
+    """
+
+    learner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="lesson_answers")
+    question = models.ForeignKey(Question, on_delete=models.PROTECT, related_name="lesson_answers")
+    client_answer_id = models.UUIDField(
+        null=True, blank=True, help_text="Made by the client; a replay of the same answer with it changes nothing."
+    )
+    response = models.JSONField(help_text='What the learner sent, e.g. {"choices": [...]}: choices by the shown ids.')
+    choice_keys = models.JSONField(
+        default=dict, blank=True, help_text="Choice questions: {shown choice id: authored key} as the learner saw them."
+    )
+    correct = models.BooleanField()
+    credit = models.FloatField()
+    scheduled = models.BooleanField(
+        help_text="True when it reviewed the question and its cards; false for practice while not due."
+    )
+    answered_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["answered_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["learner", "client_answer_id"], name="lesson_answer_client_id_unique"),
+            models.CheckConstraint(condition=Q(credit__gte=0, credit__lte=1), name="lesson_answer_credit_range"),
+        ]
+        indexes = [models.Index(fields=["learner", "question", "answered_at"], name="lesson_answer_learner_question")]
+
+    def __str__(self) -> str:
+        return f"{self.question_id} in place by {self.learner_id}: {self.credit:g}"

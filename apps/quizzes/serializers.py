@@ -14,7 +14,9 @@ from rest_framework import serializers
 from apps.common.fields import CanonicalUUIDField, CleanCharField, CleanSlugField, JSONNumberField, SingleLineCharField
 from apps.common.schema import body_rules
 from apps.content.models import Question, QuestionKind, Quiz
-from apps.quizzes.models import AttemptMode, QuizAnswer, QuizAttempt
+from apps.quizzes import grading
+from apps.quizzes.choices import BOARD_NONCE
+from apps.quizzes.models import AttemptMode, LessonAnswer, QuizAnswer, QuizAttempt
 
 MAX_TEXT_ANSWER = 500
 MAX_CHOICES_SENT = 50
@@ -235,4 +237,53 @@ class AnswerOutput(GradedAnswerOutput):
                 "answered_count": outcome.answered_count,
                 "question_count": attempt.question_count,
             },
+        }
+
+
+@body_rules(exactly_one_of=("choice", "choices", "text", "number"))
+class LessonAnswerInput(AnswerInput):
+    """An answer to a question where its lesson shows it: the question is the one in the path."""
+
+    question = None  # type: ignore[assignment]
+    board = serializers.RegexField(
+        BOARD_NONCE.pattern,
+        required=False,
+        help_text="Choice kinds: the board the question was shown with (its `board`); the choice ids are its own.",
+    )
+    choice = SingleLineCharField(
+        required=False, max_length=40, help_text="single_choice: the id of the choice picked, as the question shows it."
+    )
+    choices = serializers.ListField(
+        child=SingleLineCharField(max_length=40),
+        required=False,
+        max_length=MAX_CHOICES_SENT,
+        help_text="multiple_choice: the id of every choice picked, as the question shows them.",
+    )
+
+
+class LessonAnswerOutput(GradedAnswerOutput):
+    """The graded answer in the shape of a quiz attempt's answers, choices named by the board's ids."""
+
+    outcome = serializers.ChoiceField(
+        choices=["correct", "partial", "wrong"], help_text="partial: some credit, not all (multiple_choice)."
+    )
+    scheduled = serializers.BooleanField(
+        help_text="True when this answer reviewed the question (and the cards it tests): it was new to you or due. "
+        "False for practice while it is scheduled for later; the answer is kept either way."
+    )
+    due = serializers.DateTimeField(allow_null=True, help_text="When the question is next due for you; null if never.")
+    duplicate = serializers.BooleanField(
+        help_text="True when this client_answer_id was already recorded: the first result, nothing changed."
+    )
+
+    def to_representation(self, outcome: Any) -> dict[str, Any]:
+        answer: LessonAnswer = outcome.answer
+        context = {"questions": {outcome.question.pk: outcome.question}, "attempt": outcome.board}
+        data = GradedAnswerOutput(answer, context=context).data
+        return {
+            **data,
+            "outcome": grading.Grade(answer.credit).outcome,
+            "scheduled": answer.scheduled,
+            "due": serializers.DateTimeField().to_representation(outcome.due) if outcome.due else None,
+            "duplicate": outcome.duplicate,
         }

@@ -16,10 +16,10 @@ from django.utils import timezone
 
 from apps.common.errors import Conflict, DomainError, IdempotencyKeyReused, NotFound
 from apps.content.models import Question, QuestionKind
-from apps.content.selectors import visible_card_ids
+from apps.content.selectors import question_get, visible_card_ids
 from apps.quizzes import grading
-from apps.quizzes.choices import choice_ids_draw
-from apps.quizzes.models import AttemptMode, QuestionMemory, QuizAnswer, QuizAttempt
+from apps.quizzes.choices import BOARD_NONCE, choice_ids_draw, question_board
+from apps.quizzes.models import AttemptMode, LessonAnswer, QuestionMemory, QuizAnswer, QuizAttempt
 from apps.quizzes.selectors import MAX_ID, active_quiz_items, quiz_get
 from apps.srs import scheduling
 from apps.srs.config import review_scheduling_get
@@ -29,7 +29,8 @@ from apps.srs.scheduling import MemoryState, Rating, SchedulerConfig
 from apps.srs.services import ReviewInput, reviews_submit
 
 # client_review_id of a card review made by a quiz answer: uuid5 of this namespace and
-# "quiz:{attempt}:{question}:{card}", so a retried answer can never review a card twice.
+# "quiz:{attempt}:{question}:{card}" ("lesson:{lesson answer}:{question}:{card}" for an answer given
+# in place), so a retried answer can never review a card twice.
 QUIZ_REVIEW_NAMESPACE = uuid.UUID("6f0f1c52-3f55-5b8e-9a51-2e0b8f7c4d10")
 DEFAULT_CARD_RATINGS = {"correct": int(Rating.GOOD), "partial": int(Rating.HARD), "wrong": int(Rating.AGAIN)}
 # The question itself is scheduled the same way: a miss comes back soonest.
@@ -284,7 +285,9 @@ def answer_submit(*, learner: Any, attempt_id: int, answer: AnswerData) -> Answe
             now=now,
             fuzz_seed=f"quiz:{attempt.pk}:{question.pk}",
         )
-        _card_reviews(learner=learner, attempt_id=attempt.pk, question=question, outcome=grade.outcome, now=now)
+        _card_reviews(
+            learner=learner, review_key=f"quiz:{attempt.pk}", question=question, outcome=grade.outcome, now=now
+        )
         answered = QuizAnswer.objects.filter(attempt=attempt).count()
         if answered >= attempt.question_count:
             _finish(attempt, now=now)
@@ -358,15 +361,24 @@ def _scheduling_config(*, learner: Any) -> SchedulerConfig:
     raise AssertionError("unreachable")
 
 
-def _question_review(*, learner: Any, question_id: int, rating: Rating, now: datetime, fuzz_seed: str) -> MemoryState:
-    """Schedule the question with the scheduling core and the learner's own settings."""
+def _question_review(
+    *, learner: Any, question_id: int, rating: Rating, now: datetime, fuzz_seed: str, only_when_due: bool = False
+) -> MemoryState | None:
+    """Schedule the question with the scheduling core and the learner's own settings.
+
+    only_when_due: leave a question scheduled for later as it is and give None; decided on the
+    locked row, so of two answers at once only one can find the question due.
+    """
     config = _scheduling_config(learner=learner)
     for attempt in range(_WRITE_ATTEMPTS):
         try:
             with transaction.atomic():
                 memory = QuestionMemory.objects.select_for_update().filter(learner=learner, question_id=question_id)
+                found = memory.first()
+                if only_when_due and found is not None and found.due > now:
+                    return None
                 return _apply_review(
-                    memory.first(),
+                    found,
                     learner=learner,
                     question_id=question_id,
                     rating=rating,
@@ -402,8 +414,10 @@ def _apply_review(
     return after
 
 
-def _card_reviews(*, learner: Any, attempt_id: int, question: Question, outcome: str, now: datetime) -> None:
-    """One review of each card the question tests, through the one way reviews are recorded."""
+def _card_reviews(*, learner: Any, review_key: str, question: Question, outcome: str, now: datetime) -> None:
+    """One review of each card the question tests, through the one way reviews are recorded.
+
+    review_key names the answer ("quiz:{attempt}" or "lesson:{lesson answer}") in each review's client id."""
     card_ids = visible_card_ids(card_ids=[card.pk for card in question.cards.all()])
     if not card_ids:
         return
@@ -414,7 +428,7 @@ def _card_reviews(*, learner: Any, attempt_id: int, question: Question, outcome:
             ReviewInput(
                 card_id=card_id,
                 rating=rating,
-                client_review_id=uuid.uuid5(QUIZ_REVIEW_NAMESPACE, f"quiz:{attempt_id}:{question.pk}:{card_id}"),
+                client_review_id=uuid.uuid5(QUIZ_REVIEW_NAMESPACE, f"{review_key}:{question.pk}:{card_id}"),
                 reviewed_at=now,
                 source=ReviewSource.QUIZ,
             )
@@ -422,6 +436,110 @@ def _card_reviews(*, learner: Any, attempt_id: int, question: Question, outcome:
         ],
         now=now,
     )
+
+
+# --- Answering in place --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LessonAnswerOutcome:
+    answer: LessonAnswer
+    question: Question
+    board: QuizAttempt
+    due: datetime | None
+    duplicate: bool = False
+
+
+def _lesson_board(*, question: Question, board: str | None) -> QuizAttempt:
+    """The board the question was shown with; choice ids mean nothing without it."""
+    if question.kind not in _CHOICE_KINDS:
+        return question_board(question=question, nonce="")
+    if board is None or not BOARD_NONCE.fullmatch(board):
+        raise AnswerInvalid(
+            "A choice is named by the ids shown with the question's board; send that board too.",
+            fields={"board": ["Send the board the question was shown with."]},
+        )
+    return question_board(question=question, nonce=board)
+
+
+def _question_due(*, learner: Any, question: Question) -> datetime | None:
+    return QuestionMemory.objects.filter(learner=learner, question=question).values_list("due", flat=True).first()
+
+
+def _lesson_replay(*, learner: Any, question: Question, answer: AnswerData) -> LessonAnswerOutcome | None:
+    """The first result of an answer already recorded under this client id, or None when the id is new."""
+    if answer.client_answer_id is None:
+        return None
+    first = LessonAnswer.objects.filter(learner=learner, client_answer_id=answer.client_answer_id).first()
+    if first is None:
+        return None
+    if (first.question_id, _comparable(first.response)) != (question.pk, _comparable(answer.response())):
+        raise IdempotencyKeyReused(
+            f"client_answer_id {answer.client_answer_id} was already used for another answer; "
+            "send a new id with each new answer.",
+            fields={"client_answer_id": ["Already used for a different answer."]},
+        )
+    keys = first.choice_keys if isinstance(first.choice_keys, dict) else {}
+    board = QuizAttempt(
+        question_ids=[question.pk], choice_orders={str(question.pk): sorted(keys)}, choice_keys={str(question.pk): keys}
+    )
+    due = _question_due(learner=learner, question=question)
+    return LessonAnswerOutcome(answer=first, question=question, board=board, due=due, duplicate=True)
+
+
+def lesson_answer_submit(
+    *, learner: Any, question_slug: str, board: str | None, answer: AnswerData
+) -> LessonAnswerOutcome:
+    """Grade an answer given in place and keep it; when the question is new to the learner or due, review it.
+
+    Graded by the same rules as a quiz answer (answer_grade), with the choices named by the ids of the
+    board the question was shown with. Every try is recorded; a try at a question scheduled for later
+    is practice and changes no schedule, so trying again after seeing the answer earns nothing. A
+    refused answer changes nothing; sent again with its client_answer_id, it gets its first result.
+    """
+    question = question_get(slug=question_slug)
+    with transaction.atomic():
+        replayed = _lesson_replay(learner=learner, question=question, answer=answer)
+        if replayed is not None:
+            return replayed
+        shown = _lesson_board(question=question, board=board)
+        response, grade = answer_grade(attempt=shown, question=question, answer=answer)
+        now = timezone.now()
+        try:
+            with transaction.atomic():
+                row = LessonAnswer.objects.create(
+                    learner=learner,
+                    question=question,
+                    client_answer_id=answer.client_answer_id,
+                    response=response,
+                    choice_keys=shown.choice_keys.get(str(question.pk), {}),
+                    correct=grade.correct,
+                    credit=grade.credit,
+                    scheduled=False,
+                    answered_at=now,
+                )
+        except IntegrityError:
+            # The same client id sent twice at once: the first has committed, this one replays it.
+            replayed = _lesson_replay(learner=learner, question=question, answer=answer)
+            if replayed is None:
+                raise
+            return replayed
+        memory = _question_review(
+            learner=learner,
+            question_id=question.pk,
+            rating=QUESTION_RATINGS[grade.outcome],
+            now=now,
+            fuzz_seed=f"lesson:{row.pk}",
+            only_when_due=True,
+        )
+        if memory is not None:
+            row.scheduled = True
+            row.save(update_fields=["scheduled"])
+            _card_reviews(
+                learner=learner, review_key=f"lesson:{row.pk}", question=question, outcome=grade.outcome, now=now
+            )
+        due = memory.due if memory is not None else _question_due(learner=learner, question=question)
+    return LessonAnswerOutcome(answer=row, question=question, board=shown, due=due)
 
 
 # --- Finishing -----------------------------------------------------------------------------------

@@ -12,4 +12,5 @@ urlpatterns = [
     path("quiz-attempts/<int:attempt_id>/", api.AttemptDetailView.as_view(), name="quiz-attempt-detail"),
     path("quiz-attempts/<int:attempt_id>/answers/", api.AnswerCreateView.as_view(), name="quiz-answer-create"),
     path("quiz-attempts/<int:attempt_id>/finish/", api.AttemptFinishView.as_view(), name="quiz-attempt-finish"),
+    path("questions/<slug:slug>/answers/", api.QuestionAnswerCreateView.as_view(), name="question-answer-create"),
 ]

@@ -21,7 +21,7 @@ from apps.content.models import Card, ExplorerRegion, PipelineExercise, Question
 from apps.exercises.models import Submission
 from apps.explore.models import RegionVisit
 from apps.games.models import MatchAttempt, MatchBoard, MatchItem
-from apps.quizzes.models import QuestionMemory, QuizAnswer, QuizAttempt
+from apps.quizzes.models import LessonAnswer, QuestionMemory, QuizAnswer, QuizAttempt
 from apps.reminders.models import ReminderEmail, ReminderPreference
 from apps.srs.models import (
     AnkiHistoryImport,
@@ -57,6 +57,7 @@ LEARNER_TABLES: list[type[models.Model]] = [
     MatchAttempt,
     QuizAttempt,
     QuizAnswer,
+    LessonAnswer,
     QuestionMemory,
     RegionVisit,
     Submission,
@@ -155,6 +156,15 @@ def fill(learner: Any, tag: str) -> Filled:
         response={"text": f"answer {tag}"},
         correct=True,
         credit=1,
+        answered_at=NOW,
+    )
+    LessonAnswer.objects.create(
+        learner=learner,
+        question=question,
+        response={"text": f"in place {tag}"},
+        correct=False,
+        credit=0,
+        scheduled=False,
         answered_at=NOW,
     )
     QuestionMemory.objects.create(
@@ -263,6 +273,7 @@ def test_the_export_holds_everything_stored_about_the_learner(two_learners):
     quizzes = document["quizzes"]
     [attempt] = quizzes["quiz_attempts"]
     assert attempt["answers"][0]["response"] == {"text": "answer ada"}
+    assert [row["response"] for row in quizzes["lesson_answers"]] == [{"text": "in place ada"}]
     assert quizzes["question_memories"][0]["stability"] == 3.0
     assert len(document["explore"]["region_visits"]) == 1
     [submission] = document["exercises"]["submissions"]

@@ -96,6 +96,7 @@ CONFLICTING_OPERATIONS = {
     ("post", "/api/v1/decks/{slug}/passes/"),
     ("post", "/api/v1/explorer/{slug}/regions/{region_slug}/visits/"),
     ("post", "/api/v1/quiz-attempts/{attempt_id}/answers/"),
+    ("post", "/api/v1/questions/{slug}/answers/"),
     ("post", "/api/v1/quiz-attempts/{attempt_id}/finish/"),
     ("post", "/api/v1/match/{board_id}/attempts/"),
     ("post", "/api/v1/exercises/{slug}/submissions/"),

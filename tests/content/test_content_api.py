@@ -46,7 +46,7 @@ def test_lesson_has_ordered_sections_of_typed_blocks(learner_client, shipped_cou
         "interleave",
     ]
     question_block = next(b for s in lesson["sections"] for b in s["blocks"] if b["kind"] == "question")
-    assert set(question_block["question"]) == {"slug", "kind", "prompt", "choices"}
+    assert set(question_block["question"]) == {"slug", "kind", "prompt", "board", "choices"}
     assert lesson["decks"][0]["card_count"] == Card.objects.filter(deck__slug=DECK, archived=False).count()
 
 

@@ -48,6 +48,7 @@ def test_a_correct_attempt_reveals_the_pair(learner_client, cards, clock):
         "wrong_attempts": 0,
         "penalty_ms": 0,
         "finished": False,
+        "elapsed_ms": 0,
         "score": None,
         "client_attempt_id": None,
         "duplicate": False,
@@ -71,6 +72,7 @@ def test_a_wrong_attempt_adds_the_penalty_and_reveals_nothing(learner_client, ca
         "wrong_attempts": 1,
         "penalty_ms": 5000,
         "finished": False,
+        "elapsed_ms": 0,
         "score": None,
         "client_attempt_id": None,
         "duplicate": False,
@@ -104,6 +106,24 @@ def test_the_score_is_the_servers_elapsed_time_plus_penalties(learner_client, ca
     }
     stored = MatchBoard.objects.get(pk=board["id"])
     assert (stored.elapsed_ms, stored.score_ms, stored.finished_at) == (elapsed, elapsed + 5000, clock.now)
+
+
+def test_each_answer_carries_the_servers_elapsed_time(learner_client, cards, clock):
+    board = new_board(learner_client, pairs=2)
+    first, second = wrong_pair(board["id"])
+    clock.advance(seconds=1.5)
+    wrong = attempt(learner_client, board["id"], first.term_id, second.definition_id).json()
+    clock.advance(seconds=2)
+    right = attempt(learner_client, board["id"], first.term_id, first.definition_id).json()
+
+    assert (wrong["elapsed_ms"], right["elapsed_ms"]) == (1500, 3500)
+    clock.advance(seconds=4)
+    assert learner_client.get(f"/api/v1/match/{board['id']}/").json()["elapsed_ms"] == 7500
+    last = attempt(learner_client, board["id"], second.term_id, second.definition_id).json()
+    assert last["elapsed_ms"] == last["score"]["elapsed_ms"] == 7500
+    clock.advance(seconds=60)
+    # Once finished, the board's time stops at the last match.
+    assert learner_client.get(f"/api/v1/match/{board['id']}/").json()["elapsed_ms"] == 7500
 
 
 def test_a_client_cannot_send_its_own_time_or_score(learner_client, cards, clock):
@@ -269,5 +289,7 @@ def test_an_expired_board_takes_no_attempt_and_is_never_scored(learner, learner_
     assert list(ReviewLog.objects.filter(learner=learner).values_list("pk", flat=True)) == reviews
     state = learner_client.get(f"/api/v1/match/{board['id']}/").json()
     assert (state["status"], state["score"], state["matched"]) == ("expired", None, 1)
+    # Its clock stopped at the expiry.
+    assert state["elapsed_ms"] == 10 * 60 * 1000
     history = learner_client.get("/api/v1/decks/match-deck/match/history/").json()
     assert history["count"] == 0
