@@ -8,16 +8,14 @@ fixtures are skipped where Chromium is not installed; CI installs it.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pytest
 from django.conf import settings
+
+from apps.content.models import Deck
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, BrowserContext, Page
@@ -36,31 +34,6 @@ class Viewport:
 PHONE = Viewport("phone", 390, 844)
 DESKTOP = Viewport("desktop", 1280, 800)
 VIEWPORTS = (PHONE, DESKTOP)
-
-
-@pytest.fixture(scope="session")
-def chromium() -> Iterator[Browser]:
-    executable = shutil.which("chromium")
-    if executable is None:
-        pytest.skip("Chromium is not installed (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    # Playwright's synchronous API keeps an event loop on this thread between calls, which Django would
-    # otherwise take for async code calling the ORM.
-    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    try:
-        with sync_playwright() as playwright:
-            # Chromium's own sandbox needs user namespaces a root CI runner does not give it.
-            args = ["--no-sandbox"] if os.geteuid() == 0 else []
-            browser = playwright.chromium.launch(executable_path=executable, args=args)
-            yield browser
-            browser.close()
-    finally:
-        if previous is None:
-            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-        else:
-            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
 
 
 @dataclass
@@ -91,6 +64,11 @@ class Browsing:
         self.page.screenshot(path=str(path), full_page=True)
         return path
 
+    def scroll_width(self) -> int:
+        """The page's whole width: more than the viewport's means it scrolls sideways."""
+        width: int = self.page.evaluate("document.documentElement.scrollWidth")
+        return width
+
     def timing_record(self, what: str, seconds: float) -> None:
         """Keeps a measured time in var/screenshots/timings.json, reported by the suite, never asserted."""
         SCREENSHOTS_DIR.mkdir(parents=True, exist_ok=True)
@@ -111,11 +89,27 @@ class Browsing:
         ]
 
 
-def browsing(browser: Browser, base_url: str, viewport: Viewport) -> Browsing:
+def browsing(browser: Browser, base_url: str, viewport: Viewport, **context_options: Any) -> Browsing:
+    """A new context: `context_options` are Playwright's (a time zone, reduced motion, ...)."""
     # The app's Content-Security-Policy stays on: a violation shows as a console error.
-    context = browser.new_context(viewport={"width": viewport.width, "height": viewport.height})
+    context = browser.new_context(viewport={"width": viewport.width, "height": viewport.height}, **context_options)
     page = context.new_page()
     errors: list[str] = []
     page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
     page.on("pageerror", lambda error: errors.append(str(error)))
     return Browsing(context=context, page=page, base_url=base_url, viewport=viewport, console_errors=errors)
+
+
+def fits_sideways(web: Browsing) -> None:
+    assert web.scroll_width() <= web.viewport.width, f"{web.scroll_width()} px wide at {web.viewport.name} size"
+
+
+def no_raw_json(web: Browsing) -> None:
+    """The page shows no error body as the API sent it: errors are said in words."""
+    body = web.page.locator("body").inner_text()
+    assert '{"error"' not in body and '"code":' not in body, body[:500]
+
+
+def first_deck() -> Deck:
+    """The shipped course's first deck in lesson order."""
+    return Deck.objects.filter(archived=False).order_by("lesson__position", "position")[0]

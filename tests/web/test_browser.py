@@ -3,57 +3,21 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import pytest
 from rest_framework.authtoken.models import Token
 
-from apps.content.models import Deck, Lesson
+from apps.content.models import Lesson
 from apps.srs.models import ReviewKind, ReviewLog
-from tests.web.browser import DESKTOP, PHONE, VIEWPORTS, Browsing, Viewport, browsing, chromium
+from tests.web.browser import PHONE, Browsing, browsing, first_deck, no_raw_json
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
 
-__all__ = ["chromium"]
-
 pytestmark = pytest.mark.django_db(transaction=True)
 
 PASSWORD = "correct horse battery"
-
-
-@pytest.fixture(params=VIEWPORTS, ids=lambda viewport: viewport.name)
-def viewport(request: pytest.FixtureRequest) -> Viewport:
-    return request.param
-
-
-@pytest.fixture
-def web(chromium: Browser, live_server: Any, viewport: Viewport) -> Iterator[Browsing]:
-    session = browsing(chromium, live_server.url, viewport)
-    yield session
-    session.context.close()
-
-
-@pytest.fixture
-def desktop(chromium: Browser, live_server: Any) -> Iterator[Browsing]:
-    session = browsing(chromium, live_server.url, DESKTOP)
-    yield session
-    session.context.close()
-
-
-@pytest.fixture
-def token(learner: Any) -> str:
-    return Token.objects.create(user=learner).key
-
-
-def _first_deck() -> Deck:
-    return Deck.objects.filter(archived=False).order_by("lesson__position", "position")[0]
-
-
-def _no_raw_json(web: Browsing) -> None:
-    body = web.page.locator("body").inner_text()
-    assert '{"error"' not in body and '"code":' not in body, body[:500]
 
 
 def test_sign_in_lands_on_the_course_page(web: Browsing, shipped_course: None, learner: Any) -> None:
@@ -83,7 +47,7 @@ def test_a_wrong_password_is_said_in_words(desktop: Browsing, learner: Any) -> N
     alert = desktop.page.get_by_role("alert").first
     alert.wait_for()
     assert "password" in alert.inner_text().lower()
-    _no_raw_json(desktop)
+    no_raw_json(desktop)
     assert not Token.objects.filter(user=learner).exists()
 
 
@@ -103,7 +67,7 @@ def test_the_lesson_reads_every_section(web: Browsing, shipped_course: None, tok
 def test_a_card_is_flipped_rated_and_undone_from_the_keyboard(
     web: Browsing, shipped_course: None, learner: Any, token: str
 ) -> None:
-    deck = _first_deck()
+    deck = first_deck()
     web.sign_in_with_token(token)
     web.goto(f"/decks/{deck.slug}/study")
     flip = web.page.get_by_role("button", name="Flip", exact=False)
@@ -140,7 +104,7 @@ def test_links_from_elsewhere_open_working_pages(
     desktop.sign_in_with_token(token)
     desktop.goto(path)
     assert desktop.page.locator("main").inner_text().strip()
-    _no_raw_json(desktop)
+    no_raw_json(desktop)
     desktop.screenshot(path.strip("/"))
     assert desktop.console_errors == []
 
@@ -153,6 +117,6 @@ def test_the_phone_layout_does_not_scroll_sideways(
         session.sign_in_with_token(token)
         session.goto("/")
         session.page.get_by_role("heading", name="Data Pipelines", exact=False).first.wait_for()
-        assert session.page.evaluate("document.documentElement.scrollWidth") <= PHONE.width
+        assert session.scroll_width() <= PHONE.width
     finally:
         session.context.close()

@@ -758,6 +758,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/questions/{slug}/answers/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Answer a question in place, where its lesson shows it; the server grades it and shows the answer key
+         * @description Send the one field of the question's kind: choice (single_choice), choices (multiple_choice), text (short_text) or number (numeric). Choices are named by the ids the question was shown with, and come with that response's board; an authored key is refused. Graded by the same rules as a quiz answer, and answered in the same shape. Stored: every answer is kept (what was sent, its grade and when), however often the question is tried. Scheduling: as a quiz answer does, an answer to a question that is new to you or due for review schedules it for review and reviews each card it tests (scheduled true); an answer while it is scheduled for later, such as another try after seeing the answer key, is kept as practice and changes no schedule (scheduled false). With client_answer_id, the same answer sent again gets its first result with duplicate true (200), and the same id with a different question or response is a 409 (idempotency_key_reused). A refused answer (400) changes nothing; an unknown or archived question is a 404.
+         */
+        post: operations["questions_answers_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/quiz-attempts/": {
         parameters: {
             query?: never;
@@ -1672,6 +1692,93 @@ export interface components {
              */
             recall_computed_at: string;
         };
+        /** @description Send exactly one of choice, choices, text or number. */
+        LessonAnswerInputRequest: components["schemas"]["LessonAnswerWithChoiceRequest"] | components["schemas"]["LessonAnswerWithChoicesRequest"] | components["schemas"]["LessonAnswerWithTextRequest"] | components["schemas"]["LessonAnswerWithNumberRequest"];
+        /** @description The graded answer in the shape of a quiz attempt's answers, choices named by the board's ids. */
+        LessonAnswerOutput: {
+            /** @description The question's slug. */
+            question: string;
+            response: components["schemas"]["ResponseOutput"];
+            correct: boolean;
+            /**
+             * Format: double
+             * @description 0-1; partial for a multiple-choice answer that is partly right.
+             */
+            credit: number;
+            explanation: string;
+            correct_answer: components["schemas"]["CorrectAnswerOutput"];
+            /** Format: date-time */
+            answered_at: string;
+            /**
+             * Format: uuid
+             * @description As sent with the answer; null when none was.
+             */
+            client_answer_id: string | null;
+            /**
+             * @description partial: some credit, not all (multiple_choice).
+             *
+             *     * `correct` - correct
+             *     * `partial` - partial
+             *     * `wrong` - wrong
+             */
+            outcome: components["schemas"]["OutcomeEnum"];
+            /** @description True when this answer reviewed the question (and the cards it tests): it was new to you or due. False for practice while it is scheduled for later; the answer is kept either way. */
+            scheduled: boolean;
+            /**
+             * Format: date-time
+             * @description When the question is next due for you; null if never.
+             */
+            due: string | null;
+            /** @description True when this client_answer_id was already recorded: the first result, nothing changed. */
+            duplicate: boolean;
+        };
+        LessonAnswerWithChoiceRequest: {
+            /** @description single_choice: the id of the choice picked, as the question shows it. */
+            choice: string;
+            /**
+             * Format: uuid
+             * @description Optional, made by the client: the same answer sent again with it gets its first result (200, duplicate true); the same id with anything else changed is refused (409 idempotency_key_reused).
+             */
+            client_answer_id?: string;
+            /** @description Choice kinds: the board the question was shown with (its `board`); the choice ids are its own. */
+            board?: string;
+        };
+        LessonAnswerWithChoicesRequest: {
+            /** @description multiple_choice: the id of every choice picked, as the question shows them. */
+            choices: string[];
+            /**
+             * Format: uuid
+             * @description Optional, made by the client: the same answer sent again with it gets its first result (200, duplicate true); the same id with anything else changed is refused (409 idempotency_key_reused).
+             */
+            client_answer_id?: string;
+            /** @description Choice kinds: the board the question was shown with (its `board`); the choice ids are its own. */
+            board?: string;
+        };
+        LessonAnswerWithNumberRequest: {
+            /**
+             * Format: double
+             * @description numeric: a finite JSON number.
+             */
+            number: number;
+            /**
+             * Format: uuid
+             * @description Optional, made by the client: the same answer sent again with it gets its first result (200, duplicate true); the same id with anything else changed is refused (409 idempotency_key_reused).
+             */
+            client_answer_id?: string;
+            /** @description Choice kinds: the board the question was shown with (its `board`); the choice ids are its own. */
+            board?: string;
+        };
+        LessonAnswerWithTextRequest: {
+            /** @description short_text. */
+            text: string;
+            /**
+             * Format: uuid
+             * @description Optional, made by the client: the same answer sent again with it gets its first result (200, duplicate true); the same id with anything else changed is refused (409 idempotency_key_reused).
+             */
+            client_answer_id?: string;
+            /** @description Choice kinds: the board the question was shown with (its `board`); the choice ids are its own. */
+            board?: string;
+        };
         LessonBlock: components["schemas"]["ProseBlockOutput"] | components["schemas"]["TermsBlockOutput"] | components["schemas"]["ComparisonBlockOutput"] | components["schemas"]["StepsBlockOutput"] | components["schemas"]["CalloutBlockOutput"] | components["schemas"]["CodeBlockOutput"] | components["schemas"]["QuestionBlockOutput"];
         LessonOutput: {
             slug: string;
@@ -1733,6 +1840,8 @@ export interface components {
             wrong_attempts: number;
             penalty_ms: number;
             finished: boolean;
+            /** @description From the board's start to this attempt, by the server's clock: the client's clock follows it. */
+            elapsed_ms: number;
             /** @description Set once the last pair is matched. */
             score: components["schemas"]["MatchScoreOutput"] | null;
             /** Format: uuid */
@@ -1786,6 +1895,8 @@ export interface components {
             wrong_attempts: number;
             penalty_ms: number;
             finished: boolean;
+            /** @description By the server's clock: from the start to now while playing, to the last match once finished, to the expiry once expired. */
+            elapsed_ms: number;
             score: components["schemas"]["MatchScoreOutput"] | null;
         };
         MatchBoardStartOutput: {
@@ -1994,6 +2105,13 @@ export interface components {
             cards_total: number;
         };
         NullEnum: null;
+        /**
+         * @description * `correct` - correct
+         *     * `partial` - partial
+         *     * `wrong` - wrong
+         * @enum {string}
+         */
+        OutcomeEnum: "correct" | "partial" | "wrong";
         PaginatedAttemptSummaryOutputList: {
             /** @example 123 */
             count: number;
@@ -2369,12 +2487,15 @@ export interface components {
          * @description A question as a learner sees it before answering: no correct choice, answer or explanation.
          *
          *     Authored keys and order follow the course file (the correct choice is often the first, `a`), so
-         *     every response shows the choices in a fresh random order, each behind a fresh random id.
+         *     every response shows the choices in a fresh random order, each behind an id derived from a fresh
+         *     board: POST /questions/{slug}/answers/ reads an answer back from the board and the ids.
          */
         PublicQuestionOutput: {
             slug: string;
             kind: components["schemas"]["QuestionKindEnum"];
             prompt: string;
+            /** @description New in every response; send it back with a choice answer given in place (POST /questions/{slug}/answers/): the choice ids mean something only with it. */
+            readonly board: string;
             readonly choices: components["schemas"]["PublicChoiceOutput"][];
         };
         QuestionBlockOutput: {
@@ -6307,6 +6428,122 @@ export interface operations {
             };
             /** @description Nothing with this id or slug, or it belongs to another learner. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Something went wrong on the server; it has been logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    questions_answers_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LessonAnswerInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LessonAnswerOutput"];
+                };
+            };
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LessonAnswerOutput"];
+                };
+            };
+            /** @description The request is invalid: a malformed body or query parameter, or a value a rule refuses. error.fields names every problem at once, by dotted path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not signed in: no credentials, or a token that is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed: a session sign-in without its CSRF token, or an action this account may not take. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing with this id or slug, or it belongs to another learner. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Refused because of what is already stored; nothing was changed. error.code says why, e.g. idempotency_key_reused when a client-made id was already used with a different payload, or sync_in_progress (with Retry-After) while other reviews of the learner's are being recorded. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is larger than the server accepts (code too_large). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON: send Content-Type: application/json. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,5 +1,6 @@
 /** The frame of every page: skip link, header with navigation and account, main, footer. */
 import type { ComponentChildren } from "preact";
+import { SyncBadge } from "../offline/SyncBadge";
 import { navigate } from "../router";
 import { signOut, type Session } from "../session";
 
@@ -41,6 +42,7 @@ export function Layout({ session, path, children }: { session: Session; path: st
               </ul>
             </nav>
           )}
+          {me && <SyncBadge owner={me.id} />}
           <div class="account">
             {me ? (
               <>

@@ -1,12 +1,15 @@
 /** Memory Deck study: flip the card, rate how well you knew it, undo, until nothing is due. */
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { call, client } from "../api/client";
-import { describeError } from "../api/errors";
+import { describeError, isNetworkFailure } from "../api/errors";
 import { ErrorMessage, Loading, PageTitle } from "../components/common";
 import { RichText } from "../components/RichText";
 import { describeInterval, formatInterval, plural } from "../format";
 import { useTitle } from "../hooks";
+import { waitingText } from "../offline/queue";
+import { enqueue, reachedServer, syncNow, useSyncStatus } from "../offline/sync";
 import { makeReview, postReview, undoReview } from "../reviews";
+import { getSession } from "../session";
 import * as S from "../study";
 
 type Mode = "four" | "two";
@@ -36,11 +39,20 @@ export default function DeckStudy({ slug }: { slug: string }) {
   const [state, setState] = useState<S.StudyState | null>(null);
   const [loadError, setLoadError] = useState<string | null>(null);
   const [actionError, setActionError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const [busy, setBusyState] = useState(false);
+  // Read by handlers before the next render: a second key press must not rate the same card twice.
+  const busyNow = useRef(false);
+  const setBusy = useCallback((value: boolean) => {
+    busyNow.current = value;
+    setBusyState(value);
+  }, []);
   const [mode, setMode] = useState<Mode>(storedMode);
   const shownAt = useRef(performance.now());
   const flipButton = useRef<HTMLButtonElement>(null);
   const answer = useRef<HTMLDivElement>(null);
+  const sync = useSyncStatus();
+  // Reviews kept on this device show here until sent; the header's live region announces the count.
+  const waiting = sync.count;
 
   const load = useCallback(
     async (history: S.Done[] = []) => {
@@ -74,28 +86,46 @@ export default function DeckStudy({ slug }: { slug: string }) {
 
   const rate = useCallback(
     async (answerValue: { rating: S.Rating } | { knew: boolean }) => {
-      if (!state || !current || !state.flipped || busy) return;
+      if (!state || !current || !state.flipped || busyNow.current) return;
       setBusy(true);
       setActionError(null);
       const review = makeReview(current.card.id, answerValue, performance.now() - shownAt.current);
+      let reviewId: number | null;
       try {
-        const result = await postReview(review);
-        const next = S.reviewed(state, result.id);
-        if (next.items.length === 0) await load(next.history);
-        else setState(next);
-        shownAt.current = performance.now();
-        requestAnimationFrame(() => flipButton.current?.focus());
+        reviewId = (await postReview(review)).id;
+        reachedServer();
       } catch (error) {
-        setActionError(describeError(error));
-      } finally {
-        setBusy(false);
+        const session = getSession();
+        if (!isNetworkFailure(error) || session.status !== "signed-in") {
+          setActionError(describeError(error));
+          setBusy(false);
+          return;
+        }
+        // No answer at all: keep the review on this device and go on; it is sent when the connection returns.
+        try {
+          await enqueue(session.me.id, review, current.card.term);
+          reviewId = null;
+        } catch {
+          setActionError(
+            "Could not reach the server, and this browser could not keep the review for later. Check your connection and try again.",
+          );
+          setBusy(false);
+          return;
+        }
       }
+      const next = S.reviewed(state, reviewId);
+      // The card leaves the screen even if the next cards cannot be loaded now.
+      setState(next);
+      if (next.items.length === 0 && reviewId !== null) await load(next.history);
+      shownAt.current = performance.now();
+      setBusy(false);
+      requestAnimationFrame(() => flipButton.current?.focus());
     },
-    [state, current, busy, load],
+    [state, current, load, setBusy],
   );
 
   const undo = useCallback(async () => {
-    if (!state || busy) return;
+    if (!state || busyNow.current) return;
     const last = S.undoable(state);
     if (!last || last.reviewId === null) return;
     setBusy(true);
@@ -110,10 +140,16 @@ export default function DeckStudy({ slug }: { slug: string }) {
     } finally {
       setBusy(false);
     }
-  }, [state, busy]);
+  }, [state, setBusy]);
+
+  // The listener reads what the latest render saw: effects run a frame late, and a key pressed as soon as a
+  // button shows must already act on it.
+  const keys = useRef({ state, current, mode, doFlip, rate, undo });
+  keys.current = { state, current, mode, doFlip, rate, undo };
 
   useEffect(() => {
     function onKey(event: KeyboardEvent) {
+      const { state, current, mode, doFlip, rate, undo } = keys.current;
       if (event.ctrlKey || event.metaKey || event.altKey || typing(event.target)) return;
       if (event.key === " " && !typingOrActivating(event.target)) {
         if (state && !state.flipped && current) {
@@ -139,7 +175,7 @@ export default function DeckStudy({ slug }: { slug: string }) {
     }
     document.addEventListener("keydown", onKey);
     return () => document.removeEventListener("keydown", onKey);
-  }, [state, current, mode, doFlip, rate, undo]);
+  }, []);
 
   function chooseMode(next: Mode) {
     setMode(next);
@@ -195,6 +231,33 @@ export default function DeckStudy({ slug }: { slug: string }) {
       </div>
       {actionError !== null && <ErrorMessage message={actionError} />}
       {loadError !== null && <ErrorMessage message={loadError} onRetry={() => void load(state.history)} />}
+      {(sync.offline || waiting > 0) && (
+        <section class="offline-note" aria-labelledby="offline-title">
+          <h2 id="offline-title">{sync.offline ? "Studying offline" : "Reviews waiting to sync"}</h2>
+          <p>
+            {waiting > 0 ? (
+              <>
+                <strong class="offline-count">{waitingText(waiting)}</strong>, kept on this device
+                {sync.persistent ? "" : " until this page is closed"}.{" "}
+              </>
+            ) : (
+              "Reviews you make now are kept on this device. "
+            )}
+            They are sent as soon as the connection returns.
+          </p>
+          {sync.offline && current && (
+            <p class="offline-intervals">
+              The times on the rating buttons were worked out before the connection was lost; the server sets the
+              real ones when your reviews arrive.
+            </p>
+          )}
+          {waiting > 0 && (
+            <button type="button" class="button secondary" disabled={sync.syncing} onClick={() => void syncNow()}>
+              {sync.syncing ? "Sending…" : "Send now"}
+            </button>
+          )}
+        </section>
+      )}
       {current ? (
         <section class="flashcard" aria-label="Card">
           <div class="card-face front">

@@ -1,13 +1,560 @@
-/** The exercise page (loaded as its own chunk). */
-import { PageTitle } from "../components/common";
+/** A pipeline exercise: the task, the code editor, grading followed live, the result and past submissions. */
+import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+import { call, client } from "../api/client";
+import { describeError } from "../api/errors";
+import type { components } from "../api/schema";
+import { ErrorMessage, Loading, PageTitle } from "../components/common";
+import type { CodeEditor } from "../exercise/editor";
+import * as X from "../exercise/logic";
+import { plural } from "../format";
 import { useTitle } from "../hooks";
+import { parseInline } from "../text";
+
+type ExerciseData = components["schemas"]["ExerciseOutput"];
+type Submission = X.Submission;
+type Result = components["schemas"]["GradingResultOutput"];
+
+const EDITOR_HELP =
+  "Tab indents. To leave the editor press Escape, then Tab. Ctrl+Enter (⌘+Enter on a Mac) submits the code.";
+
+function storage(): X.DraftStorage | null {
+  try {
+    return localStorage;
+  } catch {
+    return null;
+  }
+}
+
+async function loadExercise(slug: string): Promise<{ exercise: ExerciseData; submissions: Submission[] }> {
+  const [exercise, page] = await Promise.all([
+    call(client.GET("/api/v1/exercises/{slug}/", { params: { path: { slug } } })),
+    call(client.GET("/api/v1/submissions/", { params: { query: { exercise: slug, page_size: 20 } } })),
+  ]);
+  return { exercise, submissions: page.results };
+}
 
 export default function Exercise({ slug }: { slug: string }) {
-  useTitle("Exercise");
+  const [data, setData] = useState<{ exercise: ExerciseData; submissions: Submission[] } | null>(null);
+  const [loadError, setLoadError] = useState<string | null>(null);
+  const [attempt, setAttempt] = useState(0);
+  useTitle(data ? data.exercise.title : "Exercise");
+
+  useEffect(() => {
+    let live = true;
+    setLoadError(null);
+    loadExercise(slug).then(
+      (loaded) => live && setData(loaded),
+      (error: unknown) => live && setLoadError(describeError(error)),
+    );
+    return () => {
+      live = false;
+    };
+  }, [slug, attempt]);
+
+  if (loadError !== null) return <ErrorMessage message={loadError} onRetry={() => setAttempt((n) => n + 1)} />;
+  if (data === null) return <Loading />;
+  return <ExerciseView exercise={data.exercise} initialSubmissions={data.submissions} />;
+}
+
+function ExerciseView({ exercise, initialSubmissions }: { exercise: ExerciseData; initialSubmissions: Submission[] }) {
+  const slug = exercise.slug;
+  const editorHost = useRef<HTMLDivElement>(null);
+  const editor = useRef<CodeEditor | null>(null);
+  const [editorState, setEditorState] = useState<"loading" | "ready" | string>("loading");
+  const [editorAttempt, setEditorAttempt] = useState(0);
+  const [submissions, setSubmissions] = useState<Submission[]>(initialSubmissions);
+  // The submission shown under the editor: the newest one at first, then whichever the learner picks.
+  const [shownId, setShownId] = useState<number | null>(initialSubmissions[0]?.id ?? null);
+  const [sending, setSending] = useState(false);
+  const [sendError, setSendError] = useState<string | null>(null);
+  const [pollError, setPollError] = useState<string | null>(null);
+  const [notice, setNotice] = useState("");
+  // Counts edits, so what depends on the editor's text (does it hold the shown code?) is drawn again.
+  const [, setDocVersion] = useState(0);
+  const submitRef = useRef<() => void>(() => undefined);
+
+  const shown = submissions.find((item) => item.id === shownId) ?? null;
+
+  // The editor comes in its own chunk; the task is readable before it arrives.
+  useEffect(() => {
+    let live = true;
+    setEditorState("loading");
+    import("../exercise/editor").then(
+      ({ createEditor }) => {
+        if (!live || !editorHost.current) return;
+        editor.current = createEditor(editorHost.current, {
+          doc: X.draftRead(storage(), slug, exercise.starter_code),
+          label: "Your code",
+          description: EDITOR_HELP,
+          onChange: (code) => {
+            X.draftWrite(storage(), slug, code, exercise.starter_code);
+            setDocVersion((n) => n + 1);
+          },
+          onSubmit: () => submitRef.current(),
+        });
+        setEditorState("ready");
+      },
+      (error: unknown) => live && setEditorState(describeError(error)),
+    );
+    return () => {
+      live = false;
+      editor.current?.destroy();
+      editor.current = null;
+    };
+  }, [slug, exercise.starter_code, editorAttempt]);
+
+  const track = useCallback((submission: Submission) => {
+    setSubmissions((list) => X.upsertSubmission(list, submission));
+  }, []);
+
+  // Follows every unfinished submission shown until its grading ends.
+  const pending = shown !== null && !X.isFinished(shown.status) ? shown.id : null;
+  useEffect(() => {
+    if (pending === null) return;
+    let live = true;
+    let polls = 0;
+    let timer = 0;
+    const poll = async () => {
+      try {
+        const fresh = await call(
+          client.GET("/api/v1/submissions/{submission_id}/", { params: { path: { submission_id: pending } } }),
+        );
+        if (!live) return;
+        setPollError(null);
+        track(fresh);
+        if (X.isFinished(fresh.status)) return;
+      } catch (error) {
+        if (!live) return;
+        setPollError(`${describeError(error)} Still trying.`);
+      }
+      polls += 1;
+      timer = window.setTimeout(poll, X.pollDelay(polls));
+    };
+    timer = window.setTimeout(poll, X.pollDelay(0));
+    return () => {
+      live = false;
+      clearTimeout(timer);
+    };
+  }, [pending, track]);
+
+  // Lint findings are marked on their lines while the editor holds the code they were found in.
+  const shownFindings = shown && X.isFinished(shown.status) ? (shown.result?.lint ?? []) : [];
+  const codeMatches = editorState === "ready" && shown !== null && editor.current?.getDoc() === shown.code;
+  useEffect(() => {
+    if (editorState !== "ready" || !editor.current) return;
+    if (shown && X.isFinished(shown.status) && editor.current.getDoc() === shown.code) {
+      editor.current.showFindings(shownFindings);
+    } else if (!shown || shown.code !== editor.current.getDoc()) {
+      editor.current.clearFindings();
+    }
+    // Edits move the markers with the text; only a new result or another submission resets them.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [editorState, shown?.id, shown?.status]);
+
+  const submit = useCallback(async () => {
+    if (sending || !editor.current) return;
+    const code = editor.current.getDoc();
+    if (code.trim() === "") {
+      setSendError("Write some code first: the editor is empty.");
+      return;
+    }
+    setSending(true);
+    setSendError(null);
+    setNotice("");
+    try {
+      const created = await call(
+        client.POST("/api/v1/exercises/{slug}/submissions/", {
+          params: { path: { slug } },
+          body: { code, client_submission_id: X.newClientId() },
+        }),
+      );
+      const submission = await call(
+        client.GET("/api/v1/submissions/{submission_id}/", { params: { path: { submission_id: created.id } } }),
+      );
+      track(submission);
+      setShownId(submission.id);
+    } catch (error) {
+      setSendError(describeError(error));
+    } finally {
+      setSending(false);
+    }
+  }, [sending, slug, track]);
+  submitRef.current = () => void submit();
+
+  const reset = () => {
+    if (!editor.current) return;
+    editor.current.setDoc(exercise.starter_code);
+    editor.current.focus();
+    setNotice("The starter code is back. Ctrl+Z (⌘+Z) in the editor brings your code back.");
+  };
+
+  const loadCode = (submission: Submission) => {
+    if (!editor.current) return;
+    editor.current.setDoc(submission.code);
+    editor.current.showFindings(submission.result?.lint ?? []);
+    editor.current.focus();
+    setNotice(`The code of submission ${submission.id} is in the editor.`);
+  };
+
+  const onKeyDown = (event: KeyboardEvent) => {
+    // Inside the editor CodeMirror has already taken Ctrl+Enter (and marked it handled).
+    if (event.defaultPrevented || event.key !== "Enter" || !(event.ctrlKey || event.metaKey)) return;
+    event.preventDefault();
+    void submit();
+  };
+
   return (
-    <section class="narrow">
-      <PageTitle>Exercise</PageTitle>
-      <p>This page is coming soon. {slug}</p>
+    <article class="exercise" onKeyDown={onKeyDown}>
+      <p class="eyebrow">Pipeline exercise</p>
+      <PageTitle>{exercise.title}</PageTitle>
+      {exercise.lesson && (
+        <p class="meta">
+          <a href={`/lessons/${encodeURIComponent(exercise.lesson)}`}>Back to the lesson</a>
+        </p>
+      )}
+
+      <section class="exercise-task" aria-labelledby="task-heading">
+        <h2 id="task-heading">The task</h2>
+        <Prompt text={exercise.prompt} />
+        <p class="meta">
+          Your code must define <code>{exercise.entry_point}</code>.
+        </p>
+      </section>
+
+      <section class="exercise-code" aria-labelledby="code-heading">
+        <h2 id="code-heading">Your code</h2>
+        <p class="hint" id="editor-help">
+          {EDITOR_HELP} Your draft is kept in this browser.
+        </p>
+        <div class="exercise-editor" ref={editorHost} />
+        {editorState === "loading" && <Loading label="Loading the editor…" />}
+        {editorState !== "loading" && editorState !== "ready" && (
+          <ErrorMessage message={editorState} onRetry={() => setEditorAttempt((n) => n + 1)} />
+        )}
+        <div class="exercise-actions">
+          <button
+            type="button"
+            class="button primary"
+            onClick={() => void submit()}
+            disabled={sending || editorState !== "ready"}
+            aria-keyshortcuts="Control+Enter Meta+Enter"
+          >
+            {sending ? "Sending…" : "Submit for grading"}
+          </button>
+          <button type="button" class="button secondary" onClick={reset} disabled={editorState !== "ready"}>
+            Reset to starter code
+          </button>
+        </div>
+        <p class="exercise-notice" role="status">
+          {notice}
+        </p>
+        {sendError !== null && <ErrorMessage message={sendError} />}
+      </section>
+
+      <section class="exercise-grading" aria-labelledby="grading-heading">
+        <h2 id="grading-heading">{shown && X.isFinished(shown.status) ? "Result" : "Grading"}</h2>
+        {shown === null ? (
+          <p class="meta">Nothing submitted yet. Submit your code to have it checked and timed.</p>
+        ) : (
+          <>
+            <p class="meta">
+              Submission {shown.id}, sent {formatWhen(shown.created_at)}
+            </p>
+            {pollError !== null && pending !== null && <ErrorMessage message={pollError} />}
+            {X.isFinished(shown.status) ? (
+              <ResultView submission={shown} codeMatches={codeMatches} onLoadCode={loadCode} />
+            ) : (
+              <GradingProgress submission={shown} />
+            )}
+          </>
+        )}
+      </section>
+
+      <PastSubmissions submissions={submissions} shownId={shownId} onShow={setShownId} />
+    </article>
+  );
+}
+
+function formatWhen(iso: string): string {
+  const at = new Date(iso);
+  return Number.isNaN(at.getTime()) ? iso : at.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+}
+
+function Inline({ text }: { text: string }) {
+  return (
+    <>
+      {parseInline(text).map((part, index) =>
+        part.code ? <code key={index}>{part.text}</code> : part.strong ? <strong key={index}>{part.text}</strong> : part.text,
+      )}
+    </>
+  );
+}
+
+function Prompt({ text }: { text: string }) {
+  return (
+    <div class="exercise-prompt">
+      {X.parsePrompt(text).map((block, index) => {
+        if (block.kind === "code")
+          return (
+            <pre key={index} tabIndex={0} aria-label="Code from the task">
+              <code>{block.code}</code>
+            </pre>
+          );
+        if (block.kind === "list")
+          return (
+            <ul key={index}>
+              {block.items.map((item, itemIndex) => (
+                <li key={itemIndex}>
+                  <Inline text={item} />
+                </li>
+              ))}
+            </ul>
+          );
+        return (
+          <p key={index}>
+            <Inline text={block.text} />
+          </p>
+        );
+      })}
+    </div>
+  );
+}
+
+function GradingProgress({ submission }: { submission: Submission }) {
+  const current = X.phaseIndex(submission.status);
+  const value = X.percent(submission.progress);
+  return (
+    <div class="grading-progress">
+      <p class="grading-status" role="status">
+        <strong>{X.statusLabel(submission.status)}…</strong>
+      </p>
+      <div class="grading-bar">
+        <progress id="grading-progress" max={100} value={value} aria-label="Grading progress" />
+        <span class="grading-percent" aria-hidden="true">
+          {value}%
+        </span>
+      </div>
+      <ol class="grading-phases">
+        {X.PHASES.map((phase, index) => (
+          <li
+            key={phase.status}
+            class={index < current ? "phase-done" : index === current ? "phase-current" : "phase-todo"}
+            aria-current={index === current ? "step" : undefined}
+          >
+            {phase.label}
+            {index < current && <span class="visually-hidden"> (done)</span>}
+          </li>
+        ))}
+      </ol>
+    </div>
+  );
+}
+
+function ResultView({
+  submission,
+  codeMatches,
+  onLoadCode,
+}: {
+  submission: Submission;
+  codeMatches: boolean;
+  onLoadCode: (submission: Submission) => void;
+}) {
+  const result = submission.result;
+  if (submission.status === "failed" || result === null) {
+    return (
+      <div class="alert alert-error" role="alert">
+        <p>
+          <strong>This submission could not be graded.</strong>
+        </p>
+        <p>{submission.error || "The grader stopped before it finished."} Submitting again usually works.</p>
+      </div>
+    );
+  }
+  const accepted = result.verdict === "accepted";
+  return (
+    <div class="exercise-result">
+      <div class={`result-summary ${accepted ? "result-accepted" : "result-refused"}`} role="status">
+        <p class="result-verdict">
+          <strong>{X.verdictLabel(result.verdict)}</strong>
+        </p>
+        <p class="result-score">
+          Score <strong data-score>{X.formatScore(result.score.total, result.score.max)}</strong>
+        </p>
+        <p class="meta">
+          Correctness {X.formatScore(result.score.correctness, result.score.max)} · speed{" "}
+          {result.score.speed_timed ? X.formatScore(result.score.speed, result.score.max) : "not timed"}
+        </p>
+        {result.message && <p>{result.message}</p>}
+      </div>
+      <Checks result={result} />
+      <TimingView result={result} />
+      <LintList
+        result={result}
+        codeMatches={codeMatches}
+        onLoadCode={() => onLoadCode(submission)}
+      />
+      {result.output.trim() && (
+        <details class="result-output">
+          <summary>What your code printed</summary>
+          <pre tabIndex={0}>
+            <code>{result.output}</code>
+          </pre>
+        </details>
+      )}
+      {!codeMatches && (
+        <p>
+          <button type="button" class="button secondary" onClick={() => onLoadCode(submission)}>
+            Put this submission’s code in the editor
+          </button>
+        </p>
+      )}
+    </div>
+  );
+}
+
+function Checks({ result }: { result: Result }) {
+  if (result.checks.length === 0) return null;
+  const passed = result.checks.filter((check) => check.passed).length;
+  return (
+    <section aria-labelledby="checks-heading">
+      <h3 id="checks-heading">
+        Checks: {passed} of {result.checks.length} passed
+      </h3>
+      <ul class="result-checks">
+        {result.checks.map((check) => (
+          <li key={check.name} class={check.passed ? "check-pass" : "check-fail"}>
+            <span class="check-mark" aria-hidden="true">
+              {check.passed ? "✓" : "✗"}
+            </span>
+            <span>
+              <strong>{check.name}</strong> <span class="check-outcome">{check.passed ? "passed" : "failed"}</span>
+              {check.message && <span class="check-message">: {check.message}</span>}
+            </span>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+function TimingView({ result }: { result: Result }) {
+  const timing = result.timing;
+  if (timing === null) return null;
+  const bars = X.timingBars(timing);
+  const speedup = result.speedup;
+  const lines = [
+    X.speedupText(speedup?.vs_naive, "naive reference"),
+    X.speedupText(speedup?.vs_expert, "expert reference"),
+  ].filter(Boolean);
+  return (
+    <section aria-labelledby="timing-heading">
+      <h3 id="timing-heading">Speed</h3>
+      {lines.length > 0 && <p>Your pipeline is {lines.join(", and ")}.</p>}
+      <table class="timing-table">
+        <caption>Time per epoch, shorter is faster</caption>
+        <thead>
+          <tr>
+            <th scope="col">Pipeline</th>
+            <th scope="col">
+              <span class="visually-hidden">Bar</span>
+            </th>
+            <th scope="col">Seconds</th>
+          </tr>
+        </thead>
+        <tbody>
+          {bars.map((bar) => (
+            <tr key={bar.key} class={`timing-${bar.key}`}>
+              <th scope="row">{bar.label}</th>
+              <td class="timing-bar-cell" aria-hidden="true">
+                <span class="timing-bar" style={{ width: `${Math.max(1, Math.round(bar.fraction * 100))}%` }} />
+              </td>
+              <td class="timing-seconds">{X.formatSeconds(bar.seconds)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <p class="meta">
+        {plural(timing.submission.measured_epochs, "epoch", "epochs")} measured on {result.device || "CPU"}.{" "}
+        {timing.note}
+      </p>
+    </section>
+  );
+}
+
+function LintList({ result, codeMatches, onLoadCode }: { result: Result; codeMatches: boolean; onLoadCode: () => void }) {
+  if (result.lint.length === 0) {
+    return (
+      <section aria-labelledby="lint-heading">
+        <h3 id="lint-heading">Advice</h3>
+        <p>No pipeline pitfalls found in your code.</p>
+      </section>
+    );
+  }
+  return (
+    <section aria-labelledby="lint-heading">
+      <h3 id="lint-heading">Advice: {plural(result.lint.length, "finding", "findings")}</h3>
+      <p class="meta">
+        {codeMatches
+          ? "Each is marked on its line in the editor."
+          : "The editor holds other code now; the line numbers are those of this submission."}
+        {!codeMatches && (
+          <>
+            {" "}
+            <button type="button" class="button link-button" onClick={onLoadCode}>
+              Show them in the editor
+            </button>
+          </>
+        )}
+      </p>
+      <ul class="lint-list">
+        {result.lint.map((finding, index) => (
+          <li key={index}>
+            <strong>Line {finding.line}</strong>: {finding.message} <span class="meta">({finding.rule})</span>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+function PastSubmissions({
+  submissions,
+  shownId,
+  onShow,
+}: {
+  submissions: Submission[];
+  shownId: number | null;
+  onShow: (id: number) => void;
+}) {
+  return (
+    <section class="exercise-history" aria-labelledby="history-heading">
+      <h2 id="history-heading">Past submissions</h2>
+      {submissions.length === 0 ? (
+        <p class="meta">None yet.</p>
+      ) : (
+        <ol class="submission-list" reversed>
+          {submissions.map((item) => (
+            <li key={item.id}>
+              <button
+                type="button"
+                class="button link-button"
+                aria-pressed={item.id === shownId}
+                onClick={() => onShow(item.id)}
+              >
+                Submission {item.id}
+              </button>{" "}
+              <span class="meta">
+                {formatWhen(item.created_at)} ·{" "}
+                {X.isFinished(item.status)
+                  ? item.status === "failed"
+                    ? "not graded"
+                    : `${X.verdictLabel(item.verdict)}, ${X.formatScore(item.score ?? 0, item.result?.score.max ?? 100)}`
+                  : `${X.statusLabel(item.status)} (${X.percent(item.progress)}%)`}
+              </span>
+            </li>
+          ))}
+        </ol>
+      )}
     </section>
   );
 }

@@ -1,9 +1,10 @@
-/** A lesson, section by section, every block kind of the API rendered as safe text. */
+/** A lesson, section by section, every block kind of the API rendered as safe text; its questions answered in place. */
 import { call, client } from "../api/client";
 import type { components } from "../api/schema";
 import { Await, PageTitle } from "../components/common";
 import { RichText } from "../components/RichText";
 import { useLoad, useTitle } from "../hooks";
+import { InlineQuestion } from "../questions/InlineQuestion";
 
 type S = components["schemas"];
 type Block = S["LessonBlock"];
@@ -22,42 +23,37 @@ export default function LessonPage({ slug }: { slug: string }) {
   useTitle(value.state === "ready" ? value.data.lesson.title : "Lesson");
   return (
     <Await value={value} retry={retry}>
-      {({ lesson, quizzes }) => {
-        // Questions are graded only inside a quiz attempt; the lesson's widest quiz is the one most
-        // likely to hold any question shown inline.
-        const quiz = [...quizzes].sort((a, b) => b.question_count - a.question_count)[0] ?? null;
-        return (
-          <article class="lesson">
-            <p class="eyebrow">
-              {lesson.subject}
-              {lesson.manual && ` · ${lesson.manual}`}
-            </p>
-            <PageTitle>{lesson.title}</PageTitle>
-            {lesson.summary && <p class="lead">{lesson.summary}</p>}
-            {lesson.sections.length > 1 && (
-              <nav aria-label="Sections" class="toc">
-                <h2 class="toc-title">In this lesson</h2>
-                <ol>
-                  {lesson.sections.map((section) => (
-                    <li key={section.slug}>
-                      <a href={`#${section.slug}`}>{section.title}</a>
-                    </li>
-                  ))}
-                </ol>
-              </nav>
-            )}
-            {lesson.sections.map((section) => (
-              <section key={section.slug} id={section.slug} aria-labelledby={`h-${section.slug}`} class="lesson-section">
-                <h2 id={`h-${section.slug}`}>{section.title}</h2>
-                {section.blocks.map((block, index) => (
-                  <BlockView key={index} block={block} quiz={quiz} />
+      {({ lesson, quizzes }) => (
+        <article class="lesson">
+          <p class="eyebrow">
+            {lesson.subject}
+            {lesson.manual && ` · ${lesson.manual}`}
+          </p>
+          <PageTitle>{lesson.title}</PageTitle>
+          {lesson.summary && <p class="lead">{lesson.summary}</p>}
+          {lesson.sections.length > 1 && (
+            <nav aria-label="Sections" class="toc">
+              <h2 class="toc-title">In this lesson</h2>
+              <ol>
+                {lesson.sections.map((section) => (
+                  <li key={section.slug}>
+                    <a href={`#${section.slug}`}>{section.title}</a>
+                  </li>
                 ))}
-              </section>
-            ))}
-            <LessonLinks lesson={lesson} quizzes={quizzes} />
-          </article>
-        );
-      }}
+              </ol>
+            </nav>
+          )}
+          {lesson.sections.map((section) => (
+            <section key={section.slug} id={section.slug} aria-labelledby={`h-${section.slug}`} class="lesson-section">
+              <h2 id={`h-${section.slug}`}>{section.title}</h2>
+              {section.blocks.map((block, index) => (
+                <BlockView key={index} block={block} />
+              ))}
+            </section>
+          ))}
+          <LessonLinks lesson={lesson} quizzes={quizzes} />
+        </article>
+      )}
     </Await>
   );
 }
@@ -66,7 +62,7 @@ function BlockHeading({ text }: { text: string }) {
   return text ? <h3>{text}</h3> : null;
 }
 
-function BlockView({ block, quiz }: { block: Block; quiz: Quiz | null }) {
+function BlockView({ block }: { block: Block }) {
   // Options sit one level under the block's heading, or under the section's when it has none.
   const OptionHeading = block.heading ? "h4" : "h3";
   switch (block.kind) {
@@ -139,7 +135,7 @@ function BlockView({ block, quiz }: { block: Block; quiz: Quiz | null }) {
         </div>
       );
     case "question":
-      return <InlineQuestion heading={block.heading} question={block.question} quiz={quiz} />;
+      return <InlineQuestion heading={block.heading} question={block.question} />;
     default:
       return <UnknownBlock block={block} />;
   }
@@ -158,48 +154,6 @@ function UnknownBlock({ block }: { block: never }) {
 
 function toneLabel(tone: string): string {
   return tone === "warning" ? "Warning" : tone === "tip" ? "Tip" : "Note";
-}
-
-function InlineQuestion({
-  heading,
-  question,
-  quiz,
-}: {
-  heading: string;
-  question: S["PublicQuestionOutput"];
-  quiz: Quiz | null;
-}) {
-  const id = `q-${question.slug}`;
-  const multiple = question.kind === "multiple_choice";
-  return (
-    <section class="block question" aria-labelledby={id}>
-      <p class="eyebrow">{heading || "Check yourself"}</p>
-      <fieldset disabled>
-        <legend id={id}>{question.prompt}</legend>
-        {question.choices.length > 0 ? (
-          <ul class="choices">
-            {question.choices.map((choice) => (
-              <li key={choice.key}>
-                <label>
-                  <input type={multiple ? "checkbox" : "radio"} name={id} value={choice.key} /> {choice.text}
-                </label>
-              </li>
-            ))}
-          </ul>
-        ) : (
-          <label>
-            Your answer
-            <input type={question.kind === "numeric" ? "number" : "text"} name={id} />
-          </label>
-        )}
-      </fieldset>
-      {quiz && (
-        <p>
-          <a href={`/quizzes/${encodeURIComponent(quiz.slug)}`}>Answer it in the quiz “{quiz.title}”</a>
-        </p>
-      )}
-    </section>
-  );
 }
 
 function LessonLinks({ lesson, quizzes }: { lesson: S["LessonOutput"]; quizzes: Quiz[] }) {

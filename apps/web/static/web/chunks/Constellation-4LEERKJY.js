@@ -1,1 +1,0 @@
-import{l as o,q as t,x as n}from"./chunk-DQQSSU7N.js";function i({slug:e}){return n("Concept constellation"),o("section",{class:"narrow",children:[o(t,{children:"Concept constellation"}),o("p",{children:["This page is coming soon. ",e]})]})}export{i as default};

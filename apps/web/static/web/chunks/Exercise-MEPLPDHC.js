@@ -1,1 +1,0 @@
-import{l as e,q as i,x as o}from"./chunk-DQQSSU7N.js";function r({slug:s}){return o("Exercise"),e("section",{class:"narrow",children:[e(i,{children:"Exercise"}),e("p",{children:["This page is coming soon. ",s]})]})}export{r as default};

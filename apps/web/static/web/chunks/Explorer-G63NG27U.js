@@ -1,1 +1,0 @@
-import{l as o,q as r,x as e}from"./chunk-DQQSSU7N.js";function t({slug:i}){return e("Explorer"),o("section",{class:"narrow",children:[o(r,{children:"Explorer"}),o("p",{children:["This page is coming soon. ",i]})]})}export{t as default};

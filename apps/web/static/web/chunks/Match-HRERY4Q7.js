@@ -1,1 +1,0 @@
-import{l as t,q as i,x as e}from"./chunk-DQQSSU7N.js";function s({slug:o}){return e("Match the pairs"),t("section",{class:"narrow",children:[t(i,{children:"Match the pairs"}),t("p",{children:["This page is coming soon. ",o]})]})}export{s as default};

@@ -1,1 +1,0 @@
-import{l as o,q as e,x as r}from"./chunk-DQQSSU7N.js";function s(){return r("Progress"),o("section",{class:"narrow",children:[o(e,{children:"Progress"}),o("p",{children:"This page is coming soon. "})]})}export{s as default};

@@ -1,1 +1,0 @@
-import{l as i,q as o,x as e}from"./chunk-DQQSSU7N.js";function s({slug:t}){return e("Quiz"),i("section",{class:"narrow",children:[i(o,{children:"Quiz"}),i("p",{children:["This page is coming soon. ",t]})]})}export{s as default};

@@ -1,1 +1,0 @@
-import{l as i,q as t,x as e}from"./chunk-DQQSSU7N.js";function s({id:o}){return e("Quiz results"),i("section",{class:"narrow",children:[i(t,{children:"Quiz results"}),i("p",{children:["This page is coming soon. ",o]})]})}export{s as default};

@@ -1,1 +1,0 @@
-import{l as t,q as e,x as i}from"./chunk-DQQSSU7N.js";function o(){return i("Settings"),t("section",{class:"narrow",children:[t(e,{children:"Settings"}),t("p",{children:"This page is coming soon. "})]})}export{o as default};

@@ -1,1 +1,0 @@
-import{l as e,q as o,x as t}from"./chunk-DQQSSU7N.js";function i(){return t("Study"),e("section",{class:"narrow",children:[e(o,{children:"Study"}),e("p",{children:"This page is coming soon. "})]})}export{i as default};

@@ -1,0 +1,177 @@
+"""Settings, progress and the study overview in real Chromium: what the pages show and what the database holds."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from django.utils import timezone
+
+from apps.accounts.models import LearnerProfile
+from apps.content.models import Deck
+from apps.reminders.models import ReminderPreference
+from apps.srs.models import SchedulingSettings
+from apps.srs.services import ReviewInput, reviews_submit
+from tests.web.browser import DESKTOP, Browsing, browsing, first_deck, fits_sideways, no_raw_json
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def desktop_in_paris(chromium: Browser, live_server: Any) -> Iterator[Browsing]:
+    """A desktop browser whose own time zone is Paris's, as a learner's laptop would say."""
+    session = browsing(chromium, live_server.url, DESKTOP, timezone_id="Europe/Paris")
+    yield session
+    session.context.close()
+
+
+def _review_some_cards(learner: Any, deck: Deck) -> int:
+    """Reviews spread over the past fortnight, through the same service the API uses; returns how many."""
+    now = timezone.now()
+    cards = list(deck.cards.filter(archived=False).order_by("position")[:4])
+    reviews = [
+        ReviewInput(
+            card_id=card.pk,
+            rating=rating,
+            client_review_id=uuid.uuid4(),
+            reviewed_at=now - timedelta(days=days_ago, minutes=index),
+            duration_ms=6000,
+        )
+        for days_ago, rating in ((14, 3), (9, 3), (2, 1))
+        for index, card in enumerate(cards)
+    ]
+    reviews_submit(learner=learner, reviews=reviews, now=now)
+    return len(reviews)
+
+
+def test_settings_are_saved_to_the_account(desktop_in_paris: Browsing, learner: Any, token: str) -> None:
+    desktop = desktop_in_paris
+    desktop.sign_in_with_token(token)
+    desktop.goto("/settings")
+    page = desktop.page
+    page.get_by_role("heading", name="Scheduling").wait_for()
+    # Never saved, the zone starts as the browser's, and says it is not stored yet.
+    assert page.get_by_label("Time zone").input_value() == "Europe/Paris"
+    assert "browser" in page.locator("#timezone-hint").inner_text()
+
+    page.get_by_label("Time zone").fill("Asia/Tokyo")
+    page.get_by_label("Desired retention").fill("0.85")
+    page.get_by_role("button", name="Save scheduling").click()
+    page.get_by_role("status").filter(has_text="Scheduling settings saved").wait_for()
+    settings = SchedulingSettings.objects.get(learner=learner)
+    assert settings.timezone == "Asia/Tokyo"
+    assert settings.desired_retention == pytest.approx(0.85)
+
+    page.get_by_label("Display name").fill("Ada L.")
+    page.get_by_role("button", name="Save profile").click()
+    page.get_by_role("status").filter(has_text="Profile saved").wait_for()
+    assert LearnerProfile.objects.get(learner=learner).display_name == "Ada L."
+    # The header follows the new name.
+    page.locator(".who").filter(has_text="Ada L.").wait_for()
+
+    page.get_by_label("Email me when cards are due").check()
+    page.get_by_label("Send it at").select_option("7")
+    page.get_by_role("button", name="Save reminders").click()
+    page.get_by_role("status").filter(has_text="07:00").wait_for()
+    reminders = ReminderPreference.objects.get(learner=learner)
+    assert reminders.enabled and reminders.local_hour == 7
+
+    # A reload shows what was stored.
+    desktop.goto("/settings")
+    assert page.get_by_label("Time zone").input_value() == "Asia/Tokyo"
+    assert page.get_by_label("Desired retention").input_value() == "0.85"
+    assert desktop.console_errors == []
+
+
+def test_a_bad_value_is_refused_in_words(desktop: Browsing, learner: Any, token: str) -> None:
+    desktop.sign_in_with_token(token)
+    desktop.goto("/settings")
+    page = desktop.page
+    page.get_by_label("Desired retention").fill("1.5")
+    page.get_by_label("Time zone").fill("Mars/Olympus_Mons")
+    page.get_by_role("button", name="Save scheduling").click()
+    page.get_by_role("alert").first.wait_for()
+    retention = page.locator("#desired_retention-errors")
+    retention.wait_for()
+    assert "0.99" in retention.inner_text()
+    assert page.get_by_label("Desired retention").get_attribute("aria-invalid") == "true"
+    assert page.locator("#timezone-errors").inner_text().strip()
+    no_raw_json(desktop)
+    # All or nothing: neither value was stored.
+    assert not SchedulingSettings.objects.filter(learner=learner).exists()
+
+
+def test_the_three_pages_for_a_learner_with_reviews(
+    web: Browsing, shipped_course: None, learner: Any, token: str
+) -> None:
+    deck = first_deck()
+    _review_some_cards(learner, deck)
+    web.sign_in_with_token(token)
+    page = web.page
+
+    web.goto("/progress")
+    page.get_by_role("img", name="Reviews per day", exact=False).wait_for()
+    page.locator(".plot-box canvas").first.wait_for()
+    # The forecast and retention plots are uPlot canvases; the calendar and the mastery bars are SVG.
+    assert page.locator(".plot-box canvas").count() >= 2
+    assert page.locator("svg.heatmap-svg rect.heat-0").count() > 0
+    assert page.locator("svg.heatmap-svg rect:not(.heat-0)").count() >= 3
+    assert page.get_by_role("img", name="Mastery per deck", exact=False).count() == 1
+    assert page.get_by_role("img", name="Reviews due per day", exact=False).count() == 1
+    web.screenshot("account-progress")
+    assert web.axe_serious() == []
+    fits_sideways(web)
+
+    web.goto("/settings")
+    page.get_by_role("heading", name="Scheduling").wait_for()
+    web.screenshot("account-settings")
+    assert web.axe_serious() == []
+    fits_sideways(web)
+
+    web.goto("/study")
+    row = page.locator(".deck-due").filter(has=page.get_by_role("heading", name=deck.title, exact=True))
+    row.wait_for()
+    assert row.locator(".count-number").count() == 3
+    assert "to study now" in page.locator(".due-total").inner_text()
+    web.screenshot("account-study")
+    assert web.axe_serious() == []
+    fits_sideways(web)
+    assert row.get_by_role("link", name="Match", exact=False).get_attribute("href") == f"/decks/{deck.slug}/match"
+    row.get_by_role("link", name="Study", exact=False).click()
+    page.wait_for_url(f"**/decks/{deck.slug}/study")
+    page.get_by_role("button", name="Flip", exact=False).wait_for()
+    no_raw_json(web)
+    assert web.console_errors == []
+
+
+def test_progress_for_a_new_learner_says_there_is_nothing_yet(
+    desktop: Browsing, shipped_course: None, token: str
+) -> None:
+    desktop.sign_in_with_token(token)
+    desktop.goto("/progress")
+    desktop.page.get_by_role("heading", name="Nothing to show yet").wait_for()
+    assert "No reviews in the past year yet" in desktop.page.locator("main").inner_text()
+    assert desktop.page.locator(".plot-box canvas").count() == 0
+    assert desktop.console_errors == []
+
+
+def test_deleting_the_account_asks_for_the_password_first(desktop: Browsing, learner: Any, token: str) -> None:
+    desktop.sign_in_with_token(token)
+    desktop.goto("/settings")
+    page = desktop.page
+    page.get_by_role("button", name="Delete my account…").click()
+    page.get_by_label("Your password, to confirm").fill("not the password")
+    page.get_by_role("button", name="Delete my account for good").click()
+    page.locator("#delete_password-errors").wait_for()
+    no_raw_json(desktop)
+    assert type(learner).objects.filter(pk=learner.pk).exists()
+    page.get_by_label("Your password, to confirm").fill("correct horse battery")
+    page.get_by_role("button", name="Delete my account for good").click()
+    page.wait_for_url("**/signin**")
+    assert not type(learner).objects.filter(pk=learner.pk).exists()

@@ -1,0 +1,180 @@
+"""A pipeline exercise in real Chromium: code written in the editor, graded by a real Celery worker in its
+sandbox, followed live and shown; what the page shows is what the database holds."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from apps.content.models import PipelineExercise
+from apps.exercises.models import Submission, SubmissionStatus
+from tests.exercises.conftest import SIMULATOR, reference, requires_sandbox
+from tests.exercises.test_celery_grading import grading_worker
+from tests.web.browser import DESKTOP, PHONE, Browsing, Viewport
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Locator
+
+__all__ = ["grading_worker"]
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+PAGE = f"/exercises/{SIMULATOR.slug}"
+# Rejected before it runs (no threads of one's own), so it is graded in moments, with a lint finding.
+THREADED = """import threading
+
+import tensorflow as tf
+
+
+def build_pipeline(make_source):
+    return tf.data.Dataset.from_generator(make_source).batch(16)
+"""
+THREADING_LINE = 1
+
+
+def code_box(web: Browsing) -> Locator:
+    return web.page.get_by_role("textbox", name="Your code")
+
+
+def editor_text(web: Browsing) -> str:
+    """The editor's lines as drawn (all of them: the codes here are shorter than the viewport)."""
+    return "\n".join(web.page.locator(".cm-content .cm-line").all_text_contents())
+
+
+def replace_code(web: Browsing, code: str) -> None:
+    """Selects everything in the editor and types the code in one input, as a paste would."""
+    box = code_box(web)
+    box.click()
+    web.page.keyboard.press("ControlOrMeta+a")
+    web.page.keyboard.insert_text(code)
+    assert editor_text(web) == code
+
+
+def at_size(web: Browsing, viewport: Viewport) -> None:
+    web.viewport = viewport
+    web.page.set_viewport_size({"width": viewport.width, "height": viewport.height})
+
+
+def screenshots_at_both_sizes(web: Browsing, name: str) -> None:
+    for size in (PHONE, DESKTOP):
+        at_size(web, size)
+        assert web.scroll_width() <= size.width, name
+        web.screenshot(name)
+
+
+@requires_sandbox
+@pytest.mark.integration
+@pytest.mark.grader
+def test_the_expert_pipeline_is_graded_live_and_a_lint_finding_marks_its_line(
+    desktop: Browsing, shipped_course: None, learner: Any, token: str, grading_worker: Any
+) -> None:
+    web = desktop
+    web.sign_in_with_token(token)
+    web.goto(PAGE)
+    title = PipelineExercise.objects.get(slug=SIMULATOR.slug).title
+    web.page.get_by_role("heading", name=title, exact=True).wait_for()
+    code_box(web).wait_for()
+    assert "raise NotImplementedError" in editor_text(web)
+    screenshots_at_both_sizes(web, "exercise-editor")
+    assert web.axe_serious() == []
+
+    expert = reference(SIMULATOR, "expert")
+    replace_code(web, expert)
+    web.page.keyboard.press("ControlOrMeta+Enter")
+    # Live progress: the phases while the worker grades.
+    web.page.locator(".grading-progress").wait_for()
+    web.page.locator(".grading-status").filter(has_text=re.compile("Checking|Timing")).wait_for(timeout=90_000)
+    screenshots_at_both_sizes(web, "exercise-grading")
+    result = web.page.locator(".exercise-result")
+    result.wait_for(timeout=120_000)
+
+    submission = Submission.objects.get(learner=learner)
+    assert submission.code == expert
+    assert submission.status == SubmissionStatus.DONE and submission.verdict == "accepted", submission.error
+    assert submission.result is not None
+    grading = submission.result
+    assert result.locator(".result-verdict").inner_text() == "Accepted"
+    shown_score = result.locator("[data-score]").inner_text()
+    assert shown_score == f"{round(grading['score']['total'], 1):g} / {round(grading['score']['max'], 1):g}"
+    checks = result.locator(".result-checks li")
+    assert checks.count() == len(grading["checks"]) > 0
+    for check in grading["checks"]:
+        row = checks.filter(has_text=check["name"]).first
+        assert ("passed" if check["passed"] else "failed") in row.inner_text()
+    # The three pipelines' epoch times, as bars with their numbers.
+    assert result.locator(".timing-table tbody tr").count() == 3
+    assert result.locator(".timing-submission .timing-seconds").inner_text().endswith("s")
+    assert result.locator(".timing-submission .timing-bar").evaluate("bar => bar.getBoundingClientRect().width") > 0
+    assert web.page.get_by_role("button", name=f"Submission {submission.pk}").count() == 1
+    screenshots_at_both_sizes(web, "exercise-result")
+    assert web.axe_serious() == []
+
+    replace_code(web, THREADED)
+    web.page.get_by_role("button", name="Submit for grading").click()
+    result.locator(".lint-list").wait_for(timeout=60_000)
+    threaded = Submission.objects.exclude(pk=submission.pk).get(learner=learner)
+    assert threaded.status == SubmissionStatus.DONE and threaded.verdict == "rejected"
+    assert threaded.result is not None
+    lines = sorted({finding["line"] for finding in threaded.result["lint"]})
+    assert THREADING_LINE in lines
+    listed = result.locator(".lint-list li")
+    assert listed.count() == len(threaded.result["lint"])
+    assert f"Line {THREADING_LINE}" in listed.first.inner_text()
+    # The finding is marked in the editor's gutter beside its line.
+    markers = web.page.locator(".cm-gutter-lint .cm-gutterElement:has(.cm-lint-marker)")
+    markers.first.wait_for()
+    assert markers.count() == len(lines)
+    line_box = web.page.locator(".cm-line").nth(THREADING_LINE - 1).bounding_box()
+    marker_box = markers.first.bounding_box()
+    assert line_box is not None and marker_box is not None
+    assert abs(marker_box["y"] - line_box["y"]) < line_box["height"]
+    web.screenshot("exercise-lint")
+    assert web.axe_serious() == []
+    assert web.console_errors == []
+
+
+def test_the_draft_survives_a_reload_and_the_keyboard_leaves_the_editor(
+    phone: Browsing, shipped_course: None, learner: Any, token: str
+) -> None:
+    web = phone
+    web.sign_in_with_token(token)
+    web.goto(PAGE)
+    code_box(web).wait_for()
+    starter = editor_text(web)
+    replace_code(web, "def build_pipeline(make_source):\n    return None\n")
+    web.page.reload()
+    code_box(web).wait_for()
+    assert editor_text(web) == "def build_pipeline(make_source):\n    return None\n"
+    # Tab indents inside the editor; Escape then Tab moves on to the page's next control.
+    code_box(web).click()
+    web.page.keyboard.press("ControlOrMeta+End")
+    web.page.keyboard.press("Tab")
+    assert editor_text(web).endswith("\n    ")
+    web.page.keyboard.press("Escape")
+    web.page.keyboard.press("Tab")
+    focused = web.page.evaluate("document.activeElement && document.activeElement.textContent")
+    assert focused == "Submit for grading"
+    web.page.keyboard.press("Tab")
+    web.page.keyboard.press("Enter")
+    assert web.page.get_by_role("button", name="Reset to starter code").count() == 1
+    assert editor_text(web) == starter
+    web.page.reload()
+    code_box(web).wait_for()
+    assert editor_text(web) == starter
+    assert web.page.get_by_text("Nothing submitted yet").count() == 1
+    assert not Submission.objects.filter(learner=learner).exists()
+    assert web.scroll_width() <= web.viewport.width
+    assert web.axe_serious() == []
+    assert web.console_errors == []
+
+
+def test_an_unknown_exercise_is_said_in_words(desktop: Browsing, token: str) -> None:
+    desktop.sign_in_with_token(token)
+    desktop.goto("/exercises/no-such-exercise")
+    alert = desktop.page.get_by_role("alert").first
+    alert.wait_for()
+    assert "not found" in alert.inner_text().lower()
+    body = desktop.page.locator("body").inner_text()
+    assert '{"error"' not in body
