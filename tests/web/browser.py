@@ -18,7 +18,7 @@ from django.conf import settings
 from apps.content.models import Deck
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, BrowserContext, Page
+    from playwright.sync_api import Browser, BrowserContext, Locator, Page
 
 TOKEN_STORAGE_KEY = "quizsite.token"
 SCREENSHOTS_DIR = Path(settings.VAR_DIR) / "screenshots"
@@ -46,11 +46,11 @@ class Browsing:
     viewport: Viewport
     console_errors: list[str]
 
-    def goto(self, path: str) -> float:
-        """Opens `path`; returns the seconds until the page's `main` landmark is visible."""
+    def goto(self, path: str, *, usable: Locator | None = None) -> float:
+        """Opens `path`; returns the seconds from navigation until `usable` (else the `main` landmark) is visible."""
         started = time.perf_counter()
         self.page.goto(self.base_url + path)
-        self.page.locator("main").first.wait_for(state="visible")
+        (usable or self.page.locator("main").first).wait_for(state="visible")
         return time.perf_counter() - started
 
     def sign_in_with_token(self, key: str) -> None:
