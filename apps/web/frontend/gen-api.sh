@@ -8,6 +8,9 @@ schema=${SCHEMA:-}
 if [ -z "$schema" ]; then
     schema="$root/var/openapi.yaml"
     mkdir -p "$root/var"
-    (cd "$root" && DJANGO_DEBUG=true .venv/bin/python manage.py spectacular --file "$schema")
+    # Integer bounds in the schema come from the database backend: the types are those of production's
+    # PostgreSQL on every machine. Writing the schema never connects to that address.
+    (cd "$root" && DJANGO_DEBUG=true DATABASE_URL=postgres://schema@127.0.0.1:1/schema \
+        .venv/bin/python manage.py spectacular --file "$schema")
 fi
 "$here/node_modules/.bin/openapi-typescript" "$schema" -o "$here/src/api/schema.ts"

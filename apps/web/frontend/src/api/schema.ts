@@ -3033,7 +3033,6 @@ export interface components {
             score: number | null;
             readonly result: components["schemas"]["GradingResultOutput"] | null;
             error: string;
-            /** Format: int64 */
             attempts: number;
             /** Format: date-time */
             readonly created_at: string;
