@@ -4,7 +4,8 @@ import { useEffect, useMemo, useState } from "preact/hooks";
 import { call, client, writeToken } from "../api/client";
 import { describeError, fieldErrors } from "../api/errors";
 import type { components } from "../api/schema";
-import { Check, Input, Select, SaveStatus, useSave } from "../account/fields";
+import { SaveStatus, useSave } from "../account/fields";
+import { Check, Field, Select } from "../components/Field";
 import {
   adviceText,
   browserTimeZone,
@@ -95,8 +96,10 @@ function ProfileForm({ me }: { me: Me }) {
           Signed in as {me.username}
           {me.email && <> ({me.email})</>}.
         </p>
-        <Input
+        <Field
           id="display_name"
+          name="display_name"
+          required={false}
           label="Display name"
           hint="Shown on leaderboards instead of your username."
           value={displayName}
@@ -235,8 +238,10 @@ function SchedulingForm({ initial }: { initial: Scheduling }) {
           });
         }}
       >
-        <Input
+        <Field
           id="timezone"
+          name="timezone"
+          required={false}
           label="Time zone"
           list="timezone-options"
           hint={tzHint}
@@ -258,8 +263,10 @@ function SchedulingForm({ initial }: { initial: Scheduling }) {
           onChange={set("day_start_hour")}
           errors={errors("day_start_hour")}
         />
-        <Input
+        <Field
           id="desired_retention"
+          name="desired_retention"
+          required={false}
           label="Desired retention"
           type="number"
           inputMode="decimal"
@@ -290,8 +297,10 @@ function SchedulingForm({ initial }: { initial: Scheduling }) {
           ) : null}
         </div>
         <div class="settings-grid">
-          <Input
+          <Field
             id="new_cards_per_day"
+            name="new_cards_per_day"
+            required={false}
             label="New cards a day"
             type="number"
             inputMode="numeric"
@@ -301,8 +310,10 @@ function SchedulingForm({ initial }: { initial: Scheduling }) {
             onInput={set("new_cards_per_day")}
             errors={errors("new_cards_per_day")}
           />
-          <Input
+          <Field
             id="max_reviews_per_day"
+            name="max_reviews_per_day"
+            required={false}
             label="Most reviews a day"
             type="number"
             inputMode="numeric"
@@ -312,8 +323,10 @@ function SchedulingForm({ initial }: { initial: Scheduling }) {
             onInput={set("max_reviews_per_day")}
             errors={errors("max_reviews_per_day")}
           />
-          <Input
+          <Field
             id="maximum_interval_days"
+            name="maximum_interval_days"
+            required={false}
             label="Longest interval (days)"
             type="number"
             inputMode="numeric"
@@ -323,8 +336,10 @@ function SchedulingForm({ initial }: { initial: Scheduling }) {
             onInput={set("maximum_interval_days")}
             errors={errors("maximum_interval_days")}
           />
-          <Input
+          <Field
             id="leech_threshold"
+            name="leech_threshold"
+            required={false}
             label="Lapses before a card is a leech"
             type="number"
             inputMode="numeric"
@@ -469,8 +484,10 @@ function PasswordForm() {
           });
         }}
       >
-        <Input
+        <Field
           id="current_password"
+          name="current_password"
+          required={false}
           label="Current password"
           type="password"
           autoComplete="current-password"
@@ -478,8 +495,10 @@ function PasswordForm() {
           onInput={setCurrent}
           errors={fieldErrors(save.error, "current_password")}
         />
-        <Input
+        <Field
           id="new_password"
+          name="new_password"
+          required={false}
           label="New password"
           type="password"
           autoComplete="new-password"
@@ -545,8 +564,10 @@ function DataSection({ me }: { me: Me }) {
             });
           }}
         >
-          <Input
+          <Field
             id="delete_password"
+            name="delete_password"
+            required={false}
             label="Your password, to confirm"
             type="password"
             autoComplete="current-password"
