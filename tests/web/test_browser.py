@@ -9,6 +9,8 @@ import pytest
 from rest_framework.authtoken.models import Token
 
 from apps.content.models import Lesson
+from apps.reminders.models import ReminderPreference
+from apps.reminders.services import reminder_preference_update, unsubscribe_url
 from apps.srs.models import ReviewKind, ReviewLog
 from tests.web.browser import PHONE, Browsing, browsing, first_deck, no_raw_json
 
@@ -119,3 +121,16 @@ def test_the_phone_layout_does_not_scroll_sideways(
         assert session.scroll_width() <= PHONE.width
     finally:
         session.context.close()
+
+
+def test_the_unsubscribe_link_ends_on_the_apps_confirmation(desktop: Browsing, learner: Any, settings: Any) -> None:
+    settings.FRONTEND_URL = desktop.base_url
+    reminder_preference_update(learner=learner, enabled=True)
+    path = unsubscribe_url(learner_id=learner.pk).removeprefix(settings.SITE_URL)
+    desktop.page.goto(desktop.base_url + path)
+    desktop.page.get_by_role("button", name="Unsubscribe").click()
+    desktop.page.wait_for_url(desktop.base_url + "/unsubscribed")
+    desktop.page.get_by_role("heading", name="You are unsubscribed").wait_for()
+    desktop.screenshot("unsubscribed")
+    assert not ReminderPreference.objects.get(learner=learner).enabled
+    assert desktop.axe_serious() == []
