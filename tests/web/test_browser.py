@@ -6,6 +6,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from django.contrib.auth import get_user_model
 from rest_framework.authtoken.models import Token
 
 from apps.content.models import Lesson
@@ -134,3 +135,44 @@ def test_the_unsubscribe_link_ends_on_the_apps_confirmation(desktop: Browsing, l
     desktop.screenshot("unsubscribed")
     assert not ReminderPreference.objects.get(learner=learner).enabled
     assert desktop.axe_serious() == []
+
+
+def test_sign_up_sign_out_and_a_forgotten_password(web: Browsing, settings: Any, mailoutbox: list[Any]) -> None:
+    settings.FRONTEND_URL = web.base_url
+    email = f"grace-{web.viewport.name}@example.com"
+    web.goto("/signup")
+    web.screenshot("signup")
+    assert web.axe_serious() == []
+    web.page.get_by_label("Email").fill(email)
+    web.page.get_by_label("Display name").fill("Grace")
+    web.page.get_by_label("Password").fill("a long enough passphrase")
+    web.page.get_by_role("button", name="Create account").click()
+    web.page.wait_for_url(web.base_url + "/")
+    account = get_user_model().objects.get(email=email)
+    assert Token.objects.filter(user=account).count() == 1
+    web.page.get_by_text("Grace").first.wait_for()
+
+    web.page.get_by_role("button", name="Sign out").click()
+    web.page.wait_for_url("**/signin**")
+    # Signing out revokes the token on the server, not only in the browser.
+    assert not Token.objects.filter(user=account).exists()
+
+    web.goto("/forgot-password")
+    web.screenshot("forgot-password")
+    assert web.axe_serious() == []
+    web.page.get_by_label("Email").fill(email)
+    web.page.get_by_role("button", name="Send the link").click()
+    web.page.get_by_role("status").filter(has_text="email").first.wait_for()
+    [message] = mailoutbox
+    link = next(word for word in message.body.split() if "/reset-password?" in word)
+    assert link.startswith(web.base_url + "/reset-password?")
+
+    web.goto(link.removeprefix(web.base_url))
+    web.screenshot("reset-password")
+    assert web.axe_serious() == []
+    web.page.get_by_label("New password").fill("another long passphrase")
+    web.page.get_by_role("button", name="Save and sign in").click()
+    web.page.wait_for_url(web.base_url + "/")
+    account.refresh_from_db()
+    assert account.check_password("another long passphrase")
+    assert web.console_errors == []
