@@ -7,6 +7,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from playwright.sync_api import expect
 from rest_framework.authtoken.models import Token
 
 from apps.content.models import Question, QuestionKind, Quiz
@@ -109,7 +110,8 @@ def test_a_quiz_is_taken_resumed_after_a_reload_and_scored(
         with page.expect_response(lambda response: response.url.endswith("/answers/")) as posted:
             expected[question.slug] = _answer(desktop, question, position)
         assert posted.value.status == 201
-        page.locator(".quiz-review").wait_for()
+        # The page moves focus to the graded answer once it is drawn; the keys below start from there.
+        expect(page.locator(".quiz-feedback")).to_be_focused()
         saved = QuizAnswer.objects.get(attempt=attempt, question=question)
         assert saved.credit == pytest.approx(expected[question.slug]), question.slug
         if position == 2:

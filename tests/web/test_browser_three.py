@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from django.utils import timezone
+from playwright.sync_api import expect
 from rest_framework.test import APIClient
 
 from apps.content.models import Concept, ConceptLink, ExplorerRegion
@@ -61,7 +62,7 @@ def test_the_constellation_draws_every_concept_and_a_click_shows_one(
     web.page.mouse.click(point["x"], point["y"])
     panel = web.page.locator(f".three-panel .concept-details[data-concept='{concept.slug}']")
     panel.wait_for()
-    assert viewer.get_attribute("data-selected") == concept.slug
+    expect(viewer).to_have_attribute("data-selected", concept.slug)
     assert concept.definition.split()[0] in panel.inner_text()
     # The concept's cards come with their definitions from the card endpoint.
     card = concept.cards.order_by("pk")[0]
@@ -84,7 +85,7 @@ def test_the_constellation_draws_every_concept_and_a_click_shows_one(
     other = concepts.exclude(pk=concept.pk).order_by("name")[0]
     web.page.get_by_label("Concept", exact=True).select_option(other.slug)
     web.page.locator(f".three-panel .concept-details[data-concept='{other.slug}']").wait_for()
-    assert viewer.get_attribute("data-selected") == other.slug
+    expect(viewer).to_have_attribute("data-selected", other.slug)
 
     web.screenshot("constellation")
     assert web.axe_serious() == []
@@ -172,7 +173,7 @@ def test_the_explorer_loads_its_model_and_a_chosen_region_is_a_recorded_visit(
         web.page.mouse.click(point["x"], point["y"])
     assert posted.value.status == 201
     web.page.locator(f".region-details[data-region='{last.slug}']").wait_for()
-    assert viewer.get_attribute("data-selected") == last.slug
+    expect(viewer).to_have_attribute("data-selected", last.slug)
     assert RegionVisit.objects.filter(learner=learner, region=last).count() == 1
     assert RegionVisit.objects.filter(learner=learner).count() == 2
 
