@@ -13,7 +13,7 @@ from django.db import IntegrityError, transaction
 
 from apps.srs.learner_settings import scheduling_settings_in_force
 from apps.srs.models import SchedulerProfile, SchedulingSettings
-from apps.srs.scheduling import DEFAULT_PARAMETERS, SchedulerConfig
+from apps.srs.scheduling import DEFAULT_DAY_START_HOUR, DEFAULT_PARAMETERS, SchedulerConfig
 
 _SETTINGS_RELATION = SchedulingSettings._meta.get_field("learner").remote_field
 
@@ -42,6 +42,8 @@ def scheduler_config_from_settings(settings: SchedulingSettings) -> SchedulerCon
         parameters=tuple(float(w) for w in settings.fsrs_parameters)
         if settings.fsrs_parameters
         else DEFAULT_PARAMETERS,
+        timezone=settings.timezone,
+        day_start_hour=int(settings.day_start_hour),
     )
 
 
@@ -62,6 +64,9 @@ def scheduler_config_from_json(data: dict[str, Any]) -> SchedulerConfig:
         relearning_steps=tuple(data["relearning_steps"]),
         maximum_interval=int(data["maximum_interval"]),
         parameters=tuple(float(w) for w in data["parameters"]),
+        # Profiles stored before elapsed time counted learner days name no day: they read as the default one.
+        timezone=str(data.get("timezone", "UTC")),
+        day_start_hour=int(data.get("day_start_hour", DEFAULT_DAY_START_HOUR)),
     )
 
 

@@ -20,7 +20,6 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta
-from zoneinfo import ZoneInfo
 
 from fsrs.scheduler import FUZZ_RANGES
 
@@ -30,7 +29,10 @@ from apps.srs.scheduling import (
     Rating,
     SchedulerConfig,
     card_fuzz_seed,
+    intervals_ordered,
+    learner_day,
     review_outcomes,
+    zone_named,
 )
 
 # fsrs fuzzes no interval shorter than this many days (`Scheduler._get_fuzzed_interval`).
@@ -59,13 +61,8 @@ class DueLoad:
 
 
 def local_day(moment: datetime, *, timezone: str, day_start_hour: int) -> date:
-    """The learner's day a moment falls in: local wall-clock time less the day-start hour, as config's day bounds."""
-    return (moment.astimezone(_zone(timezone)) - timedelta(hours=day_start_hour)).date()
-
-
-@functools.lru_cache(maxsize=1024)
-def _zone(name: str) -> ZoneInfo:
-    return ZoneInfo(name)
+    """The learner's day a moment falls in: `scheduling.learner_day`, as config's day bounds."""
+    return learner_day(moment, timezone=timezone, day_start_hour=day_start_hour)
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -84,7 +81,7 @@ def _day_starts_block(timezone: str, day_start_hour: int, block: int) -> tuple[t
     or repeats the start hour. A day is irregular when its start or the next day's is None, or they
     are not exactly 24 hours apart (the clocks change that day).
     """
-    zone = _zone(timezone)
+    zone = zone_named(timezone)
     hour = time(day_start_hour)
     first = block * _BLOCK_DAYS
     starts: list[int | None] = []
@@ -147,7 +144,7 @@ class _DaysAfter:
         self._reviewed_at = reviewed_at
         self._timezone = timezone
         self._day_start_hour = day_start_hour
-        self._zone = _zone(timezone)
+        self._zone = zone_named(timezone)
         self._start = timedelta(hours=day_start_hour)
         self._ordinals: dict[int, int] = {}
         # Adding days to a UTC time adds 24 hours each; in other zones it adds them to the local wall clock.
@@ -392,17 +389,30 @@ def interval_span(after: MemoryState, *, reviewed_at: datetime, config: Schedule
 
 
 def due_balanced(
-    before: MemoryState | None, after: MemoryState, *, reviewed_at: datetime, config: SchedulerConfig, load: DueLoad
+    before: MemoryState | None,
+    after: MemoryState,
+    *,
+    reviewed_at: datetime,
+    config: SchedulerConfig,
+    load: DueLoad,
+    rating: Rating | None = None,
+    outcomes: Mapping[Rating, MemoryState] | None = None,
 ) -> MemoryState:
     """`after`, the state a review at `reviewed_at` left, with its due date moved to the least loaded day fuzz allows.
 
     The card itself does not weigh on the day it leaves: reviewed early, its old due day is counted
-    without it, in a preview as in the review.
+    without it, in a preview as in the review. With the review's `rating` and every rating's
+    `outcomes` (`review_outcomes`), the intervals are balanced as a preview balances them, all
+    ratings together in Anki's order, and the one `rating` gives is taken.
     """
     if _balance_span(after, reviewed_at=reviewed_at, config=config) is None:
         return after
     balancer = _Balancer(load, reviewed_at=reviewed_at, config=config)
-    chosen = balancer.interval(after, leaving=_leaving_day(before, load))
+    leaving = _leaving_day(before, load)
+    if rating is not None and outcomes is not None:
+        interval = _intervals_balanced(outcomes, balancer=balancer, leaving=leaving, before=before)[rating]
+        return after if interval == after.due - reviewed_at else replace(after, due=reviewed_at + interval)
+    chosen = balancer.interval(after, leaving=leaving)
     if chosen is None:
         return after
     return replace(after, due=reviewed_at + timedelta(days=chosen))
@@ -432,7 +442,7 @@ def preview_intervals_balanced(
     if load is None:
         return {rating: after.due - reviewed_at for rating, after in afters.items()}
     balancer = _Balancer(load, reviewed_at=reviewed_at, config=config)
-    return _intervals_balanced(afters, balancer=balancer, leaving=_leaving_day(state, load))
+    return _intervals_balanced(afters, balancer=balancer, leaving=_leaving_day(state, load), before=state)
 
 
 def previews_balanced(
@@ -460,16 +470,27 @@ def previews_balanced(
         balancer = balancers.get(key)
         if balancer is None:
             balancer = balancers[key] = _Balancer(load, reviewed_at=at, config=config, ordinal_counts=ordinal_counts)
-        intervals[card_id] = _intervals_balanced(afters, balancer=balancer, leaving=_leaving_day(states[card_id], load))
+        state = states[card_id]
+        leaving = _leaving_day(state, load)
+        intervals[card_id] = _intervals_balanced(afters, balancer=balancer, leaving=leaving, before=state)
     return intervals
 
 
 def _intervals_balanced(
-    afters: Mapping[Rating, MemoryState], *, balancer: _Balancer, leaving: date | None
+    afters: Mapping[Rating, MemoryState], *, balancer: _Balancer, leaving: date | None, before: MemoryState | None
 ) -> dict[Rating, timedelta]:
+    """Each rating's interval balanced on its own, then put back in Anki's order (`intervals_ordered`)."""
     reviewed_at = balancer.reviewed_at
     intervals: dict[Rating, timedelta] = {}
     for rating, after in afters.items():
         chosen = balancer.interval(after, leaving=leaving)
         intervals[rating] = after.due - reviewed_at if chosen is None else timedelta(days=chosen)
-    return intervals
+    if len(intervals) < len(Rating):
+        return intervals
+    return intervals_ordered(
+        intervals,
+        stages={rating: after.stage for rating, after in afters.items()},
+        before=before.stage if before is not None else None,
+        good_stability=afters[Rating.GOOD].stability,
+        config=balancer.config,
+    )

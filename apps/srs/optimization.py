@@ -14,7 +14,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
@@ -39,7 +38,7 @@ from apps.srs.optimizer import (
     parameters_evaluate,
     parameters_fit,
 )
-from apps.srs.scheduling import DEFAULT_PARAMETERS
+from apps.srs.scheduling import DEFAULT_PARAMETERS, learner_day
 
 logger = logging.getLogger(__name__)
 
@@ -70,11 +69,10 @@ class NotEnoughReviews(Conflict):
 
 def learner_day_function(settings: SchedulingSettings) -> Callable[[datetime], date]:
     """Maps a time to the learner's day: their local date, the day starting at their day_start_hour."""
-    zone = ZoneInfo(settings.timezone)
-    shift = timedelta(hours=settings.day_start_hour)
+    timezone, day_start_hour = settings.timezone, settings.day_start_hour
 
     def day_of(moment: datetime) -> date:
-        return (moment.astimezone(zone) - shift).date()
+        return learner_day(moment, timezone=timezone, day_start_hour=day_start_hour)
 
     return day_of
 

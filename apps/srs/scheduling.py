@@ -9,12 +9,13 @@ from __future__ import annotations
 import functools
 import random
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from enum import IntEnum
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import fsrs
 from fsrs import scheduler as fsrs_scheduler
@@ -23,6 +24,8 @@ DEFAULT_PARAMETERS: tuple[float, ...] = tuple(fsrs.Scheduler().parameters)
 DEFAULT_LEARNING_STEPS_SECONDS: tuple[int, ...] = (60, 600)
 DEFAULT_RELEARNING_STEPS_SECONDS: tuple[int, ...] = (600,)
 DEFAULT_MAXIMUM_INTERVAL_DAYS = 36_500
+# Anki's default: a learner's day starts at 4 in the morning, local time.
+DEFAULT_DAY_START_HOUR = 4
 
 
 class Rating(IntEnum):
@@ -40,6 +43,30 @@ class MemoryStage(IntEnum):
     RELEARNING = 3
 
 
+@functools.lru_cache(maxsize=1024)
+def zone_named(name: str) -> ZoneInfo:
+    return ZoneInfo(name)
+
+
+def learner_day(moment: datetime, *, timezone: str, day_start_hour: int) -> date:
+    """The learner's day a moment falls in: their local wall-clock time less the day-start hour."""
+    return (moment.astimezone(zone_named(timezone)) - timedelta(hours=day_start_hour)).date()
+
+
+def learner_days_between(earlier: datetime, later: datetime, *, timezone: str, day_start_hour: int) -> int:
+    """Days elapsed from one moment to a later one as Anki counts them: day starts crossed, never negative.
+
+    Two reviews on the same learner day are 0 days apart however many hours lie between them, and a
+    review at 23:00 and one at 05:00 the next morning (day start 4) are 1 apart. This is the one rule
+    for elapsed time: the scheduler, previews, replays, recall and the optimizer's input all use it.
+    """
+    days = (
+        learner_day(later, timezone=timezone, day_start_hour=day_start_hour)
+        - learner_day(earlier, timezone=timezone, day_start_hour=day_start_hour)
+    ).days
+    return max(days, 0)
+
+
 @dataclass(frozen=True)
 class SchedulerConfig:
     desired_retention: float = 0.9
@@ -47,6 +74,9 @@ class SchedulerConfig:
     relearning_steps: tuple[int, ...] = DEFAULT_RELEARNING_STEPS_SECONDS
     maximum_interval: int = DEFAULT_MAXIMUM_INTERVAL_DAYS
     parameters: tuple[float, ...] = DEFAULT_PARAMETERS
+    # Where the learner's days begin, which is what elapsed time is counted in.
+    timezone: str = "UTC"
+    day_start_hour: int = DEFAULT_DAY_START_HOUR
 
     def __hash__(self) -> int:
         # Kept once computed: every scheduler and preview memo lookup hashes the config, 21 parameters and all.
@@ -59,10 +89,15 @@ class SchedulerConfig:
                     self.relearning_steps,
                     self.maximum_interval,
                     self.parameters,
+                    self.timezone,
+                    self.day_start_hour,
                 )
             )
             object.__setattr__(self, "_hash", cached)
         return cached
+
+    def elapsed_days(self, earlier: datetime, later: datetime) -> int:
+        return learner_days_between(earlier, later, timezone=self.timezone, day_start_hour=self.day_start_hour)
 
     def scheduler(self) -> fsrs.Scheduler:
         return _scheduler_for(self)
@@ -177,7 +212,13 @@ def _memory_state(
     return state
 
 
-def to_fsrs_card(state: MemoryState | None, *, card_id: int = 0) -> fsrs.Card:
+def to_fsrs_card(state: MemoryState | None, *, card_id: int = 0, elapsed_days: int | None = None) -> fsrs.Card:
+    """The state as an `fsrs` card; with `elapsed_days`, one whose last review fsrs reads as that many days ago.
+
+    fsrs counts elapsed time in whole 24-hour periods from the last review; the scheduler counts it
+    in learner days. fsrs reads the last review only to count those days, so the card it is given
+    carries a last review exactly `elapsed_days` days before the time it is reviewed or read at.
+    """
     # card_id is always given: with None, fsrs reads the clock for an id and sleeps a millisecond.
     if state is None:
         # FSRS-6 has no "new" state: a never-reviewed card is Learning at step 0 with no memory yet.
@@ -189,7 +230,7 @@ def to_fsrs_card(state: MemoryState | None, *, card_id: int = 0) -> fsrs.Card:
         stability=state.stability,
         difficulty=state.difficulty,
         due=state.due,
-        last_review=state.last_review,
+        last_review=state.last_review if elapsed_days is None else _OUTCOME_EPOCH,
     )
 
 
@@ -293,18 +334,23 @@ def review(
     config: SchedulerConfig,
     fuzz_seed: str,
 ) -> MemoryState:
-    """The memory state after one review; `fuzz_seed` fixes the interval fuzz (a card's is `card_fuzz_seed`)."""
-    reviewed_at = _require_utc(reviewed_at)
-    if state is not None and reviewed_at < state.last_review:
-        raise ValueError("a review cannot precede the card's last review; replay the history instead")
+    """The memory state after one review; `fuzz_seed` fixes the interval fuzz (a card's is `card_fuzz_seed`).
+
+    The same as `review_outcomes(...)[rating]`: a review gives the interval its preview showed.
+    """
+    return review_outcomes(state, reviewed_at=reviewed_at, config=config, fuzz_seed=fuzz_seed)[rating]
+
+
+def _fsrs_review(
+    state: MemoryState | None, *, rating: Rating, elapsed_days: int, config: SchedulerConfig, fuzz_seed: str
+) -> fsrs.Card:
+    """fsrs's own review of the card `elapsed_days` learner days after its last review."""
+    reviewed_at = _OUTCOME_EPOCH + timedelta(days=elapsed_days)
     with _seeded_fuzz(fuzz_seed):
-        card, _ = config.scheduler().review_card(to_fsrs_card(state), _fsrs_rating(rating), reviewed_at)
-    lapsed = state is not None and state.stage == MemoryStage.REVIEW and rating == Rating.AGAIN
-    return from_fsrs_card(
-        card,
-        reps=(state.reps if state else 0) + 1,
-        lapses=(state.lapses if state else 0) + int(lapsed),
-    )
+        card, _ = config.scheduler().review_card(
+            to_fsrs_card(state, elapsed_days=elapsed_days), _fsrs_rating(rating), reviewed_at
+        )
+    return card
 
 
 OUTCOME_MEMO_SIZE = 8192
@@ -329,27 +375,80 @@ def _memoised_outcomes(
     lapses: int,
     elapsed_days: int,
 ) -> tuple[_Outcome, ...]:
-    """Each rating's outcome for a card state (`stage` None: a new card): everything fsrs reads is in the key."""
+    """Each rating's outcome for a card state (`stage` None: a new card): everything fsrs reads is in the key.
+
+    fsrs's intervals, put in the order Anki keeps them (`intervals_ordered`).
+    """
     state: MemoryState | None = None
-    reviewed_at = _OUTCOME_EPOCH
     if stage is not None:
         state = _memory_state(stage, step, stability, difficulty, _OUTCOME_EPOCH, _OUTCOME_EPOCH, reps, lapses)
-        reviewed_at = _OUTCOME_EPOCH + timedelta(days=elapsed_days)
+    reviewed_at = _OUTCOME_EPOCH + timedelta(days=elapsed_days)
+    cards = {
+        rating: _fsrs_review(state, rating=rating, elapsed_days=elapsed_days, config=config, fuzz_seed=fuzz_seed)
+        for rating in _RATINGS
+    }
+    stages = {rating: _STAGES[card.state] for rating, card in cards.items()}
+    intervals = intervals_ordered(
+        {rating: card.due - reviewed_at for rating, card in cards.items()},
+        stages=stages,
+        before=stage,
+        good_stability=float(cards[Rating.GOOD].stability or 0.0),
+        config=config,
+    )
+    lapsed = int(stage == MemoryStage.REVIEW)
     outcomes: list[_Outcome] = []
     for rating in _RATINGS:
-        after = review(state, rating=rating, reviewed_at=reviewed_at, config=config, fuzz_seed=fuzz_seed)
+        card = cards[rating]
+        assert card.stability is not None and card.difficulty is not None  # noqa: S101 - fsrs set both
         outcomes.append(
             (
-                after.stage,
-                after.step,
-                after.stability,
-                after.difficulty,
-                after.due - reviewed_at,
-                after.reps,
-                after.lapses,
+                stages[rating],
+                card.step,
+                float(card.stability),
+                float(card.difficulty),
+                intervals[rating],
+                reps + 1,
+                lapses + (lapsed if rating == Rating.AGAIN else 0),
             )
         )
     return tuple(outcomes)
+
+
+def intervals_ordered(
+    intervals: Mapping[Rating, timedelta],
+    *,
+    stages: Mapping[Rating, MemoryStage],
+    before: MemoryStage | None,
+    good_stability: float,
+    config: SchedulerConfig,
+) -> dict[Rating, timedelta]:
+    """Each rating's interval, raised where needed to keep the order Anki keeps: Hard < Good < Easy in days.
+
+    A card in review: Hard at least a day, Good at least a day past Hard, Easy at least a day past
+    Good. A new or (re)learning card whose Easy ends its steps: Easy at least a day past Good's
+    interval in days, or past the interval Good's stability would give where Good takes another
+    step. No floor exceeds the maximum interval. `stages`: the stage each rating leaves the card in;
+    only intervals into the review stage are in whole days.
+    """
+    ordered = dict(intervals)
+    maximum = config.maximum_interval
+    if before == MemoryStage.REVIEW:
+        floor = 1
+        for rating in (Rating.HARD, Rating.GOOD, Rating.EASY):
+            if stages[rating] == MemoryStage.REVIEW:
+                if ordered[rating].days < min(floor, maximum):
+                    ordered[rating] = timedelta(days=min(floor, maximum))
+                floor = ordered[rating].days + 1
+        return ordered
+    if stages[Rating.EASY] == MemoryStage.REVIEW:
+        if stages[Rating.GOOD] == MemoryStage.REVIEW:
+            good_days = ordered[Rating.GOOD].days
+        else:
+            # fsrs's own interval for a stability; its Scheduler keeps "interval of" to itself.
+            good_days = config.scheduler()._next_interval(stability=good_stability)
+        if ordered[Rating.EASY].days < min(good_days + 1, maximum):
+            ordered[Rating.EASY] = timedelta(days=min(good_days + 1, maximum))
+    return ordered
 
 
 def _outcomes(
@@ -370,7 +469,7 @@ def _outcomes(
         state.difficulty,
         state.reps,
         state.lapses,
-        (reviewed_at - state.last_review).days,
+        config.elapsed_days(state.last_review, reviewed_at),
     )
 
 
@@ -450,7 +549,11 @@ def retrievability(state: MemoryState | None, *, now: datetime, config: Schedule
     """The probability of recall now; 0 for a card never reviewed."""
     if state is None:
         return 0.0
-    return float(config.scheduler().get_card_retrievability(to_fsrs_card(state), current_datetime=_require_utc(now)))
+    elapsed = config.elapsed_days(state.last_review, _require_utc(now))
+    card = to_fsrs_card(state, elapsed_days=elapsed)
+    return float(
+        config.scheduler().get_card_retrievability(card, current_datetime=_OUTCOME_EPOCH + timedelta(days=elapsed))
+    )
 
 
 def rescheduled_due(state: MemoryState, *, config: SchedulerConfig, learner_id: int, card_id: int) -> datetime:

@@ -681,8 +681,15 @@ def _due_dates_balance(
         log, after = outcome.log, outcome.state
         assert after is not None  # noqa: S101 - a review that continues a history leaves a state
         before = _state_from_json(log.state_before)
+        seed = scheduling.card_fuzz_seed(learner_id=learner_id, card_id=log.card_id, state=before)
         balanced = load_balancing.due_balanced(
-            before, after, reviewed_at=log.reviewed_at, config=config, load=replace(load, due_counts=counts)
+            before,
+            after,
+            reviewed_at=log.reviewed_at,
+            config=config,
+            load=replace(load, due_counts=counts),
+            rating=scheduling.Rating(log.rating),
+            outcomes=scheduling.review_outcomes(before, reviewed_at=log.reviewed_at, config=config, fuzz_seed=seed),
         )
         if before is not None and before.stage == scheduling.MemoryStage.REVIEW:
             leaving = load.day_of(before.due)

@@ -129,6 +129,31 @@ def reference_due_balanced(
     return replace(after, due=reviewed_at + timedelta(days=chosen))
 
 
+def reference_in_anki_order(
+    state: MemoryState | None, afters: Mapping[Rating, MemoryState], intervals: dict[Rating, timedelta], config: Any
+) -> dict[Rating, timedelta]:
+    """Anki's order of passing intervals, spelled out: in review, Hard >= 1 day, Good > Hard, Easy > Good;
+    otherwise an Easy that graduates lies past Good's days (or the interval Good's stability would get)."""
+    ordered = dict(intervals)
+    cap = config.maximum_interval
+    in_review = {rating for rating, after in afters.items() if after.stage == MemoryStage.REVIEW}
+    if state is not None and state.stage == MemoryStage.REVIEW:
+        floor = 1
+        for rating in (Rating.HARD, Rating.GOOD, Rating.EASY):
+            if rating in in_review:
+                ordered[rating] = max(ordered[rating], timedelta(days=min(floor, cap)))
+                floor = ordered[rating].days + 1
+    elif Rating.EASY in in_review:
+        good = afters[Rating.GOOD]
+        good_days = (
+            ordered[Rating.GOOD].days
+            if Rating.GOOD in in_review
+            else config.scheduler()._next_interval(stability=good.stability)
+        )
+        ordered[Rating.EASY] = max(ordered[Rating.EASY], timedelta(days=min(good_days + 1, cap)))
+    return ordered
+
+
 def reference_preview_intervals_balanced(
     state: MemoryState | None,
     afters: Mapping[Rating, MemoryState],
@@ -137,7 +162,7 @@ def reference_preview_intervals_balanced(
     config: SchedulerConfig,
     load: DueLoad | None,
 ) -> dict[Rating, timedelta]:
-    return {
+    intervals = {
         rating: (
             reference_due_balanced(state, after, reviewed_at=reviewed_at, config=config, load=load)
             if load is not None
@@ -146,6 +171,7 @@ def reference_preview_intervals_balanced(
         - reviewed_at
         for rating, after in afters.items()
     }
+    return reference_in_anki_order(state, afters, intervals, config) if load is not None else intervals
 
 
 # --- generated loads and outcomes ----------------------------------------------------------------------------------

@@ -252,10 +252,12 @@ def test_config_hash_is_kept_and_equal_configs_share_it():
             config.relearning_steps,
             config.maximum_interval,
             config.parameters,
+            config.timezone,
+            config.day_start_hour,
         )
     )
-    changed: dict[str, Any] = {"maximum_interval": 100}
-    assert hash(replace(config, **changed)) != hash(config)
+    for changed in ({"maximum_interval": 100}, {"timezone": "Asia/Tokyo"}, {"day_start_hour": 0}):
+        assert hash(replace(config, **changed)) != hash(config)
 
 
 def test_outcomes_drawn_from_a_replaced_fuzz_source_are_not_remembered():
