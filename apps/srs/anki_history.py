@@ -21,7 +21,13 @@ from apps.common.clock import EARLIEST_CLIENT_TIME, latest_client_time
 from apps.common.errors import DomainError, NotFound, RequestTooLarge
 from apps.content.models import Card
 from apps.content.selectors import visible_card_filter
-from apps.interchange.anki_package import AnkiPackage, AnkiPackageInvalid, PackageLimits, anki_package_read
+from apps.interchange.anki_package import (
+    AnkiPackage,
+    AnkiPackageInvalid,
+    AnkiReview,
+    PackageLimits,
+    anki_package_read,
+)
 from apps.srs.models import AnkiHistoryImport, AnkiHistoryStatus, ReviewLog
 from apps.srs.services import BATCH_LIMIT, MAX_DURATION_MS, ReviewInput, reviews_submit
 
@@ -38,6 +44,8 @@ ANKI_HISTORY_STALLED_SECONDS = 15 * 60
 ANKI_HISTORY_REPUBLISH_BATCH = 100
 _CLIENT_ID_NAMESPACE = uuid.UUID("5b0c1f8e-4a7d-5c3e-9a51-6f2d8e0b7a14")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+# A negative revlog interval is in seconds: minus a day or more counts as a day's interval.
+_SECONDS_PER_DAY = 86_400
 
 
 class RevlogKind(IntEnum):
@@ -65,6 +73,10 @@ class SkipReason:
     BEFORE_2000 = "before_2000"
     IN_THE_FUTURE = "in_the_future"
     ALREADY_RECORDED = "already_recorded"
+    # Anki keeps a card's memory from its last learning: what came before a Forget (Reset), or before
+    # the card was learned afresh, shapes nothing there, and nothing here.
+    BEFORE_RESET = "before_reset"
+    BEFORE_LAST_LEARNING = "before_last_learning"
 
 
 # Kinds whose answers are recall attempts: learning, review and relearning steps. A filtered deck's
@@ -123,6 +135,7 @@ def anki_history_plan(
     skipped: Counter[str] = Counter()
     reviews: list[tuple[datetime, int, ReviewInput]] = []
     matched = 0
+    superseded = _entries_superseded(package.reviews)
     for entry in package.reviews:
         note_id = note_of_card.get(entry.card_id)
         guid = guid_of_note.get(note_id) if note_id is not None else None
@@ -134,6 +147,8 @@ def anki_history_plan(
         reason = _skip_reason(entry.kind, entry.ease, entry.factor)
         if reason is None and first_card_of_note[note_id][1] != entry.card_id:
             reason = SkipReason.OTHER_CARD_OF_NOTE
+        if reason is None:
+            reason = superseded.get(entry.id)
         moment = _moment_of(entry.id)
         if reason is None and (moment is None or not earliest <= moment <= latest):
             # Past the calendar's end (moment None) is as much in the future as any other clock error.
@@ -157,6 +172,63 @@ def anki_history_plan(
         matched=matched,
         skipped=skipped,
     )
+
+
+def _is_reset(entry: AnkiReview) -> bool:
+    """Anki's Forget (Reset): a manual entry with no ease factor, which makes the card new."""
+    return entry.kind == RevlogKind.MANUAL and entry.factor == 0
+
+
+def _is_cramming(entry: AnkiReview) -> bool:
+    return entry.kind == RevlogKind.FILTERED and entry.factor == 0
+
+
+def _entries_superseded(entries: Iterable[AnkiReview]) -> dict[int, str]:
+    """Revlog ids whose answers Anki's own memory computation leaves out, with the rule that drops each.
+
+    As Anki reads a card's revlog for its memory state: walking back from the latest entry, the
+    history starts at the first of the card's last run of learning steps; a Forget (Reset) before
+    that run, or one with no learning after it, ends the history there. A card whose every answer
+    precedes its last Forget is new again. Without a learning run, it starts at the first answer
+    with an interval of a day or more. Cramming entries take no part.
+    """
+    by_card: dict[int, list[AnkiReview]] = {}
+    for entry in entries:
+        by_card.setdefault(entry.card_id, []).append(entry)
+    superseded: dict[int, str] = {}
+    for history in by_card.values():
+        history.sort(key=lambda entry: entry.id)
+        start, reason = _history_start(history)
+        for entry in history[:start]:
+            if entry.ease in _ANSWER_BUTTONS:
+                superseded[entry.id] = reason
+    return superseded
+
+
+def _history_start(history: list[AnkiReview]) -> tuple[int, str]:
+    """Where Anki's memory history of one card's time-ordered revlog starts, and why what precedes it is left out."""
+    first_of_last_learning: int | None = None
+    first_interday_answer: int | None = None
+    for index in range(len(history) - 1, -1, -1):
+        entry = history[index]
+        if _is_cramming(entry):
+            continue
+        answered = entry.ease > 0
+        if answered and (entry.interval >= 1 or entry.interval <= -_SECONDS_PER_DAY):
+            first_interday_answer = index
+        if answered and entry.kind == RevlogKind.LEARN:
+            first_of_last_learning = index
+        elif _is_reset(entry):
+            if first_of_last_learning is not None:
+                return first_of_last_learning, SkipReason.BEFORE_RESET
+            if first_interday_answer is not None:
+                return first_interday_answer, SkipReason.BEFORE_RESET
+            return len(history), SkipReason.BEFORE_RESET
+        elif first_of_last_learning is not None:
+            return first_of_last_learning, SkipReason.BEFORE_LAST_LEARNING
+    if first_of_last_learning is not None:
+        return first_of_last_learning, SkipReason.BEFORE_LAST_LEARNING
+    return first_interday_answer or 0, SkipReason.BEFORE_LAST_LEARNING
 
 
 def _skip_reason(kind: int, ease: int, factor: int) -> str | None:

@@ -130,7 +130,10 @@ def reference_due_balanced(
 
 
 def reference_in_anki_order(
-    state: MemoryState | None, afters: Mapping[Rating, MemoryState], intervals: dict[Rating, timedelta], config: Any
+    state: MemoryState | None,
+    afters: Mapping[Rating, MemoryState],
+    intervals: dict[Rating, timedelta],
+    config: SchedulerConfig,
 ) -> dict[Rating, timedelta]:
     """Anki's order of passing intervals, spelled out: in review, Hard >= 1 day, Good > Hard, Easy > Good;
     otherwise an Easy that graduates lies past Good's days (or the interval Good's stability would get)."""

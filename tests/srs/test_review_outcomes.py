@@ -5,7 +5,6 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
-from typing import Any
 
 import pytest
 from fsrs import scheduler as fsrs_scheduler

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import copy
-
 import json
 import random
 import threading
+from collections import Counter
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
@@ -701,3 +701,28 @@ def test_other_learners_and_cards_draw_other_fuzz():
         for card in range(1, 6)
     }
     assert len(goods) > 1
+
+
+def test_every_state_keeps_ankis_order_of_intervals():
+    """In review Hard < Good < Easy in days; a (re)learning card's graduating Easy lies past Good: relearning
+    cards once showed Good 2 d and Easy 2 d. Each preview is also what the review then gives."""
+    rng = random.Random(FUZZ_SEED + 2)  # noqa: S311
+    checked: Counter[MemoryStage] = Counter()
+    for _ in range(150):
+        for state in replay(_random_history(rng), **IDS):
+            now = state.last_review + timedelta(seconds=rng.randrange(0, 90 * 86_400))
+            intervals = preview_intervals(state, now=now, config=CONFIG, **IDS)
+            seed = card_fuzz_seed(state=state, **IDS)
+            afters = {
+                rating: review(state, rating=rating, reviewed_at=now, config=CONFIG, fuzz_seed=seed)
+                for rating in Rating
+            }
+            assert {rating: after.due - now for rating, after in afters.items()} == intervals
+            graduated = {rating for rating, after in afters.items() if after.stage == MemoryStage.REVIEW}
+            if state.stage == MemoryStage.REVIEW:
+                hard, good, easy = (intervals[rating].days for rating in (Rating.HARD, Rating.GOOD, Rating.EASY))
+                assert 1 <= hard < good < easy, (state, intervals)
+            elif {Rating.GOOD, Rating.EASY} <= graduated:
+                assert intervals[Rating.EASY].days > intervals[Rating.GOOD].days, (state, intervals)
+            checked[state.stage] += 1
+    assert min(checked.values()) >= 50, checked

@@ -483,6 +483,8 @@ def test_review_query_count_is_fixed_and_within_budget(learner, learner_client, 
     # With a long history on this card and many other cards, and the learner's own settings row.
     _grow_history(learner_client, deck_cards[:20], seed=3, reviews=400)
     midday(learner)
+    # A new day start is a new scheduler profile (elapsed days count from it): stored once, by this review.
+    review(learner_client, deck_cards[-1], 3, ago(minutes=2))
     body = review_body(deck_cards[0], 2, ago(minutes=1))
     later, _, _ = _review_queries(learner_client, body)
     assert len(later) == len(first), later

@@ -1,0 +1,142 @@
+"""Parity with Anki itself: a collection studied by Anki's own scheduler, imported here with its history.
+
+For the same revlog, each card's memory here is the one Anki computes from it (stability within
+0.1 %, difficulty within 0.01), and each interval lies in the fuzz range of the interval Anki's
+stability gives: elapsed time is counted in learner days, a Forget starts a card afresh, Set due
+date and cramming leave memory alone, reviewing ahead in a rescheduling filtered deck counts.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import pytest
+from django.utils import timezone
+
+from apps.content.content_files.load import content_sources_load
+from apps.content.content_files.source import ContentSource
+from apps.content.models import Card, Course, Lesson
+from apps.interchange.services import ImportSource, deck_import
+from apps.srs.anki_history import SkipReason, anki_history_import_create, anki_history_import_run
+from apps.srs.learner_settings import scheduling_settings_update
+from apps.srs.load_balancing import fuzz_interval_range, local_day
+from apps.srs.models import CardMemory
+from apps.srs.scheduling import SchedulerConfig
+from tests.content.course_files import minimal_course, to_yaml
+from tests.interchange.real_anki import anki_collection_studied
+from tests.srs.conftest import make_learner
+
+STABILITY_RELATIVE = 1e-3
+DIFFICULTY_ABSOLUTE = 0.01
+_REVIEW_TYPE = 2
+
+
+@pytest.fixture(scope="module")
+def studied(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return anki_collection_studied(tmp_path_factory.mktemp("anki"), seed=7)
+
+
+@pytest.fixture
+def imported(db: Any, studied: dict[str, Any], settings: Any, tmp_path: Any) -> dict[str, Card]:
+    settings.MEDIA_ROOT = tmp_path / "media"
+    content_sources_load(sources=[ContentSource("course.yaml", to_yaml(minimal_course()))])
+    deck_import(
+        course=Course.objects.get(slug="pipelines-101"),
+        lesson=Lesson.objects.get(slug="first-pipeline"),
+        deck_slug="from-anki",
+        deck_title=None,
+        source=ImportSource(name="study.apkg", file=io.BytesIO(studied["package_bytes"])),
+        dry_run=False,
+    )
+    return {card.anki_guid: card for card in Card.objects.filter(deck__slug="from-anki")}
+
+
+def _learner_as_in_anki(studied: dict[str, Any]) -> Any:
+    learner, _ = make_learner("from-anki")
+    scheduling_settings_update(
+        learner=learner,
+        changes={
+            "timezone": "UTC",
+            "day_start_hour": 4,
+            "desired_retention": 0.9,
+            "fsrs_parameters": studied["parameters"],
+        },
+    )
+    return learner
+
+
+def _history_imported(learner: Any, studied: dict[str, Any]) -> Any:
+    package = studied["package_bytes"]
+    row = anki_history_import_create(learner=learner, package=io.BytesIO(package), size=len(package))
+    anki_history_import_run(import_id=row.pk, now=timezone.now())
+    row.refresh_from_db()
+    return row
+
+
+def test_the_simulated_collection_holds_every_kind_of_history(studied: dict[str, Any]) -> None:
+    """The histories compared below include learning, review, relearning, filtered, Forget and Set due date."""
+    kinds = studied["revlog_kinds"]
+    assert {"0", "1", "2", "3", "4"} <= set(kinds), kinds
+    assert studied["resets"] == 2
+    assert len(studied["cards"]) == 40
+
+
+def test_memory_states_equal_ankis_own_card_by_card(studied: dict[str, Any], imported: dict[str, Card]) -> None:
+    learner = _learner_as_in_anki(studied)
+    row = _history_imported(learner, studied)
+    assert row.status == "done", row.error_message
+    assert row.total_entries == studied["revlog"]
+    assert row.applied + sum(row.skipped.values()) == row.total_entries
+
+    memories = {memory.card_id: memory for memory in CardMemory.objects.filter(learner=learner)}
+    special = studied["special"]
+    guids = studied["guids"]
+    stability_errors, difficulty_errors = [], []
+    for anki_card in studied["cards"]:
+        card = imported[anki_card["guid"]]
+        memory = memories.get(card.pk)
+        if anki_card["stability"] is None:
+            assert memory is None, f"{anki_card['guid']} is new in Anki but has a memory here"
+            continue
+        assert memory is not None, anki_card
+        stability_errors.append(abs(memory.stability - anki_card["stability"]) / anki_card["stability"])
+        difficulty_errors.append(abs(memory.difficulty - anki_card["difficulty"]))
+        assert stability_errors[-1] <= STABILITY_RELATIVE, (anki_card, memory.stability)
+        assert difficulty_errors[-1] <= DIFFICULTY_ABSOLUTE, (anki_card, memory.difficulty)
+    assert imported[guids[str(special["left_new"])]].pk not in memories
+    assert imported[guids[str(special["relearned_after_reset"])]].pk in memories
+    assert row.skipped.get(SkipReason.BEFORE_RESET, 0) > 0
+    assert len(stability_errors) >= 30
+
+
+def test_intervals_lie_in_the_fuzz_range_of_ankis_interval(studied: dict[str, Any], imported: dict[str, Card]) -> None:
+    learner = _learner_as_in_anki(studied)
+    _history_imported(learner, studied)
+    config = SchedulerConfig(parameters=tuple(studied["parameters"]))
+    due_set = studied["guids"][str(studied["special"]["due_set"])]
+    outside: dict[str, Any] = {}
+    compared = 0
+    for anki_card in studied["cards"]:
+        if anki_card["type"] != _REVIEW_TYPE or anki_card["guid"] == due_set:
+            continue
+        memory = CardMemory.objects.get(learner=learner, card=imported[anki_card["guid"]])
+        unfuzzed = config.scheduler()._next_interval(stability=anki_card["stability"])
+        low, high = fuzz_interval_range(unfuzzed, maximum_interval=config.maximum_interval) or (unfuzzed, unfuzzed)
+        ours = (
+            local_day(memory.due, timezone="UTC", day_start_hour=4)
+            - local_day(memory.last_review, timezone="UTC", day_start_hour=4)
+        ).days
+        compared += 1
+        # A day past the range is Anki's order at work (Good past Hard, Easy past Good), on either side.
+        if not low <= ours <= high + 1 and ours != anki_card["interval"]:
+            outside[anki_card["guid"]] = (
+                ours,
+                anki_card["interval"],
+                unfuzzed,
+                memory.stability,
+                memory.due,
+                memory.last_review,
+            )
+    assert compared >= 25
+    assert not outside, outside
