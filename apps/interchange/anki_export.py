@@ -7,6 +7,7 @@ import html
 import io
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 import genanki
 from django.db.models import Max, Prefetch
@@ -76,16 +77,33 @@ def _anki_tag(tag: str) -> str:
     return "_".join(tag.split())
 
 
+class _EditedNote(genanki.Note):  # type: ignore[misc]
+    """A note stamped with its own card's edit time, not the package's.
+
+    Anki's default import takes a note over the one with its GUID only when the package's is newer:
+    one stamp for every note would make one edit here overwrite every note, and edits the learner
+    made in Anki since, with the export's older content.
+    """
+
+    def __init__(self, *, edited_at: datetime, **note: Any) -> None:
+        super().__init__(**note)
+        self.edited_at = edited_at
+
+    def write_to_db(self, cursor: Any, timestamp: float, deck_id: int, id_gen: Any) -> None:
+        super().write_to_db(cursor, self.edited_at.timestamp(), deck_id, id_gen)
+
+
 def _note(card: Card, *, course_slug: str, deck_slug: str) -> genanki.Note:
     fields = [
         _field_html(getattr(card, name.lower()), is_html=card.format == CardFormat.HTML and name in _HTML_FIELDS)
         for name in FIELD_NAMES
     ]
-    return genanki.Note(
+    return _EditedNote(
         model=NOTE_TYPE,
         fields=fields,
         tags=[_anki_tag(tag) for tag in card.tags if tag.strip()],
         guid=anki_note_guid(card=card, course_slug=course_slug, deck_slug=deck_slug),
+        edited_at=card.updated_at,
     )
 
 
@@ -100,10 +118,9 @@ def _decks_with_cards(decks: Sequence[Deck]) -> list[Deck]:
 
 
 def _content_time(decks: Sequence[Deck]) -> datetime:
-    """When the exported content last changed: the notes' modification time in the package.
+    """When the exported content last changed: the package's own time (its note type's, its decks').
 
-    Anki takes an imported note over an existing one with its GUID only when the imported one is newer, so
-    an edit here reaches learners' Anki on the next import; an unchanged deck exports the same times.
+    Each note carries its own card's edit time (`_EditedNote`); an unchanged deck exports the same times.
     """
     latest_card = Card.objects.filter(deck__in=decks).aggregate(latest=Max("updated_at"))["latest"]
     return max([deck.updated_at for deck in decks] + ([latest_card] if latest_card is not None else []))

@@ -23,6 +23,10 @@ _SANITIZED_BREAK = re.compile(r"<br\s*/?>")
 # C0 controls and DEL, but for tab and newline; they have no place in card text and some stores refuse them.
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
+# As nh3 writes them: lower-case names, attributes quoted; an element whose src was refused has none.
+_IMAGE_WITHOUT_SOURCE = re.compile(r"<img(?![^>]*\ssrc=)[^>]*>")
+_AUDIO_WITHOUT_SOURCE = re.compile(r"<audio(?![^>]*\ssrc=)[^>]*>.*?</audio>", re.DOTALL)
+
 CardFormat = Literal["text", "html"]
 
 
@@ -68,17 +72,24 @@ def field_html(value: str, media_urls: Mapping[str, str]) -> tuple[str, set[str]
             used.add(_media_name(attribute_value, media_urls))
         return url
 
-    cleaned = nh3.clean(
-        _CONTROLS.sub("", _SOUND.sub(sound, value)),
-        tags=set(ALLOWED_TAGS),
-        clean_content_tags=set(DROPPED_WITH_CONTENT),
-        attributes={tag: set(names) for tag, names in ALLOWED_ATTRIBUTES.items()},
-        attribute_filter=rewrite,
-        url_schemes=set(),
-        link_rel=None,
-        strip_comments=True,
+    cleaned = _media_without_source(
+        nh3.clean(
+            _CONTROLS.sub("", _SOUND.sub(sound, value)),
+            tags=set(ALLOWED_TAGS),
+            clean_content_tags=set(DROPPED_WITH_CONTENT),
+            attributes={tag: set(names) for tag, names in ALLOWED_ATTRIBUTES.items()},
+            attribute_filter=rewrite,
+            url_schemes=set(),
+            link_rel=None,
+            strip_comments=True,
+        )
     )
     return cleaned, used
+
+
+def _media_without_source(cleaned: str) -> str:
+    """Sanitized HTML without the images and players whose source was refused: an empty <img> shows nothing."""
+    return _AUDIO_WITHOUT_SOURCE.sub("", _IMAGE_WITHOUT_SOURCE.sub("", cleaned))
 
 
 def _media_name(value: str, media_urls: Mapping[str, str]) -> str:

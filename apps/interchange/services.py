@@ -23,7 +23,7 @@ from apps.content.content_files.source import ContentFilesInvalid
 from apps.content.content_files.validate import term_in_definition
 from apps.content.models import Course, Deck, Lesson
 from apps.content.text import authored_line, authored_text
-from apps.interchange.anki_export import FIELD_NAMES
+from apps.interchange.anki_export import FIELD_NAMES, anki_note_guid
 from apps.interchange.anki_package import AnkiPackage, AnkiPackageInvalid, PackageLimits, anki_package_read
 from apps.interchange.card_html import CardFormat, card_text, plain_line, plain_text
 from apps.interchange.media import media_files_store, media_kind_sniff, media_sha256, media_url
@@ -160,13 +160,24 @@ def deck_import(
     known_by_guid = dict(
         existing.cards.exclude(anki_guid="").values_list("anki_guid", "slug") if existing is not None else []
     )
+    # The deck's own cards went out under GUIDs made from their slugs; coming back, they are those cards.
+    native_by_guid = (
+        {
+            anki_note_guid(card=card, course_slug=course.slug, deck_slug=deck_slug): card.slug
+            for card in existing.cards.filter(anki_guid="").only("slug", "anki_guid")
+        }
+        if existing is not None
+        else {}
+    )
     suffix = PurePath(source.name).suffix.lower()
     media: dict[str, bytes] = {}
     media_refused: list[str] = []
     if suffix in ANKI_SUFFIXES:
         package = _package_read(source)
         media, media_refused = _media_accepted(package.media)
-        cards, skipped = _cards_from_package(package, media=media, known_by_guid=known_by_guid)
+        cards, skipped = _cards_from_package(
+            package, media=media, known_by_guid=known_by_guid, native_by_guid=native_by_guid
+        )
         default_title = _package_deck_name(package) or PurePath(source.name).stem
         notes = len(package.notes)
     elif tabular_delimiter(source.name) is not None:
@@ -287,8 +298,13 @@ def _card_problem(term: str, definition: str) -> str | None:
     if not definition:
         return "the back is empty"
     given_away = term_in_definition(term, definition)
+    if given_away == term:
+        return f"the back holds every word of the front ({term!r}), which would give the answer away in Match the Pairs"
     if given_away is not None:
-        return f"the back contains the front ({given_away!r}), which would give the answer away in Match the Pairs"
+        return (
+            f"the back holds {given_away!r}, the name the front's code goes by, which would give the answer away "
+            "in Match the Pairs"
+        )
     return None
 
 
@@ -303,7 +319,7 @@ def anki_card_slug(guid: str) -> str:
 
 
 def _cards_from_package(
-    package: AnkiPackage, *, media: dict[str, bytes], known_by_guid: dict[str, str]
+    package: AnkiPackage, *, media: dict[str, bytes], known_by_guid: dict[str, str], native_by_guid: dict[str, str]
 ) -> tuple[list[ImportedCard], list[SkippedNote]]:
     urls = {name: media_url(sha256=media_sha256(data), name=name) for name, data in media.items()}
     cards: list[ImportedCard] = []
@@ -339,15 +355,16 @@ def _cards_from_package(
         if problem is not None:
             skip(problem)
             continue
+        native_slug = native_by_guid.get(note.guid)
         cards.append(
             ImportedCard(
-                slug=known_by_guid.get(note.guid) or anki_card_slug(note.guid),
+                slug=native_slug or known_by_guid.get(note.guid) or anki_card_slug(note.guid),
                 term=term,
                 definition=definition,
                 example=authored_text(text.example),
                 format=text.format,
                 tags=_tags(note.tags),
-                anki_guid=note.guid,
+                anki_guid="" if native_slug else note.guid,
                 media=text.media,
                 code=authored_text(plain_text(note.fields[3])) if own_type and len(note.fields) > 3 else None,
             )
@@ -355,9 +372,14 @@ def _cards_from_package(
     return cards, skipped
 
 
+# Anki's own marks on a learner's note, not content: Anki drops them from a shared deck's export too.
+ANKI_SYSTEM_TAGS = frozenset({"marked", "leech"})
+
+
 def _tags(tags: list[str]) -> list[str]:
-    """Distinct, in their first order; a tag too long for the schema is cut rather than losing the card."""
-    return list(dict.fromkeys(tag[:100] for tag in tags if tag))
+    """Distinct, in their first order, without Anki's system tags; a tag too long for the schema is cut
+    rather than losing the card."""
+    return list(dict.fromkeys(tag[:100] for tag in tags if tag and tag.casefold() not in ANKI_SYSTEM_TAGS))
 
 
 def _term_slug(term: str) -> str:

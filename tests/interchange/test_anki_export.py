@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import sqlite3
+from datetime import UTC, datetime
 from pathlib import Path
 
 import genanki
@@ -12,6 +14,7 @@ from django.core.management import call_command
 from apps.content.models import Card, CardFormat, Concept, Deck
 from apps.interchange.anki_export import NOTE_TYPE_ID, anki_deck_id, decks_anki_package
 from apps.interchange.anki_package import AnkiPackage, anki_package_read
+from tests.interchange.packages import collection_edit
 
 DECK = "tf-data-pipelines"
 
@@ -158,3 +161,42 @@ def test_an_exported_deck_imports_back_with_the_same_fields_format_and_guids(dec
         assert [getattr(back, name) for name in kept] == [getattr(card, name) for name in kept], card.slug
     # The importer's own reading of the same file.
     assert {note.guid for note in _read(data).notes} == set(guids.values())
+
+
+def _note_edit_times(data: bytes) -> dict[str, int]:
+    times: dict[str, int] = {}
+
+    def read(connection: sqlite3.Connection) -> None:
+        times.update(connection.execute("SELECT guid, mod FROM notes").fetchall())
+
+    collection_edit(data, read)
+    return times
+
+
+def test_each_note_carries_its_own_cards_edit_time(deck, edited_cards):
+    """Anki's default import updates a note only when the package's is newer: one edit here reaches one note."""
+    course = deck.lesson.course
+    first, second, *_ = edited_cards
+    Card.objects.filter(deck=deck).update(updated_at=datetime(2026, 1, 5, 9, tzinfo=UTC))
+    Card.objects.filter(pk=second.pk).update(updated_at=datetime(2026, 3, 1, 12, tzinfo=UTC))
+    times = _note_edit_times(decks_anki_package(decks=[deck]))
+    edited = str(genanki.guid_for("quizsite", course.slug, deck.slug, second.slug))
+    assert times.pop(edited) == int(datetime(2026, 3, 1, 12, tzinfo=UTC).timestamp())
+    assert set(times.values()) == {int(datetime(2026, 1, 5, 9, tzinfo=UTC).timestamp())}
+    assert first.anki_guid in times
+
+
+def test_a_native_decks_export_imported_into_that_deck_changes_nothing(deck):
+    from apps.interchange.services import ImportSource, deck_import
+
+    before = list(Card.objects.filter(deck=deck).order_by("pk").values())
+    report = deck_import(
+        course=deck.lesson.course,
+        lesson=deck.lesson,
+        deck_slug=deck.slug,
+        deck_title=None,
+        source=ImportSource(name=f"{DECK}.apkg", file=io.BytesIO(decks_anki_package(decks=[deck]))),
+        dry_run=False,
+    )
+    assert (report.cards.created, report.cards.updated, report.cards.archived) == (0, 0, 0), report.lines()
+    assert list(Card.objects.filter(deck=deck).order_by("pk").values()) == before

@@ -106,7 +106,8 @@ def test_hostile_html_is_sanitized_to_the_allow_list(course, lesson):
     card = Card.objects.get(anki_guid="guid-html")
     assert card.term == "cache"
     assert card.format == "html"
-    assert card.definition == "<div>Keeps elements <img><span>in memory</span></div>"
+    # The image whose source was refused goes with it: an empty <img> would show nothing.
+    assert card.definition == "<div>Keeps elements <span>in memory</span></div>"
 
 
 def test_media_is_stored_and_served_from_the_url_in_the_definition(course, lesson, client):
@@ -138,6 +139,37 @@ def test_media_that_is_not_an_allowed_image_or_sound_is_not_stored(course, lesso
     assert MediaFile.objects.count() == 0
     assert "d.svg" in report.media_refused[0]
     assert "svg" not in Card.objects.get(anki_guid="guid-svg").definition
+
+
+def test_a_refused_image_or_sound_leaves_no_empty_element(course, lesson):
+    svg = b'<svg xmlns="http://www.w3.org/2000/svg"></svg>'
+    notes = [
+        NoteSpec(
+            "guid-refused", ["vector", 'Drawn <img src="d.svg"> and said <audio src="s.svg"></audio> [sound:s.svg]']
+        )
+    ]
+    run_import(course, lesson, packages.legacy_package(notes, media={"d.svg": svg, "s.svg": svg}))
+    definition = Card.objects.get(anki_guid="guid-refused").definition
+    assert "<img" not in definition and "<audio" not in definition, definition
+    assert definition.split() == ["Drawn", "and", "said"]
+
+
+def test_ankis_system_tags_are_not_content(course, lesson):
+    notes = [NoteSpec("guid-tagged", ["cache", "Keeps elements in memory"], tags=["marked", "Leech", "tf-data"])]
+    run_import(course, lesson, packages.legacy_package(notes))
+    assert Card.objects.get(anki_guid="guid-tagged").tags == ["tf-data"]
+
+
+def test_a_skip_message_names_the_rule_that_fired(course, lesson):
+    notes = [
+        NoteSpec("guid-words", ["batch size", "The size of each batch of samples"]),
+        NoteSpec("guid-name", ["<code>tf.data.Dataset.prefetch()</code>", "Call prefetch to overlap the steps"]),
+        NoteSpec("guid-good", ["cache", "Keeps elements in memory"]),
+    ]
+    report = run_import(course, lesson, packages.legacy_package(notes))
+    reasons = {skipped.ref: skipped.reason for skipped in report.skipped}
+    assert reasons["note guid-words"].startswith("the back holds every word of the front ('batch size')")
+    assert reasons["note guid-name"].startswith("the back holds 'prefetch', the name the front's code goes by")
 
 
 def test_importing_the_same_package_again_changes_nothing(course, lesson):
