@@ -15,6 +15,7 @@ from django.utils.text import slugify
 from pydantic import ValidationError
 
 from apps.common.errors import DomainError, RequestTooLarge
+from apps.content.bounds import CARD_FIELD_MAX_CHARS, CARD_TERM_MAX_CHARS
 from apps.content.content_files.export import course_doc_build
 from apps.content.content_files.load import content_docs_load
 from apps.content.content_files.report import LoadReport, ModelCounts, ReportItem
@@ -31,7 +32,6 @@ from apps.interchange.tabular import TabularInvalid, TabularLimits, TabularRow, 
 
 ANKI_SUFFIXES = (".apkg", ".colpkg")
 # The longest a card's term may be (CardDoc's Title) and an Anki GUID the cards table keeps.
-TERM_MAX_CHARS = 200
 GUID_MAX_CHARS = 100
 SLUG_MAX_CHARS = 80
 # How much of a note's front a report shows to name it.
@@ -201,7 +201,7 @@ def deck_import(
             course=locked,
             lesson=lesson,
             deck_slug=deck_slug,
-            deck_title=authored_line(title)[:TERM_MAX_CHARS],
+            deck_title=authored_line(title)[:CARD_TERM_MAX_CHARS],
             cards=cards,
             source_name=source.name,
         )
@@ -289,14 +289,16 @@ def _package_deck_name(package: AnkiPackage) -> str:
     return ""
 
 
-def _card_problem(term: str, definition: str) -> str | None:
+def _card_problem(term: str, definition: str, *, example: str = "", code: str = "") -> str | None:
     """Why a front and back make no card here; the loader applies the same rules."""
     if not term:
         return "the front is empty once markup is removed"
-    if len(term) > TERM_MAX_CHARS:
-        return f"the front is {len(term)} characters; a card's term holds at most {TERM_MAX_CHARS}"
     if not definition:
         return "the back is empty"
+    for name, value in (("term", term), ("definition", definition), ("example", example), ("code", code)):
+        bound = CARD_FIELD_MAX_CHARS[name]
+        if len(value) > bound:
+            return f"the card's {name} would be {len(value):,} characters; a card's {name} holds at most {bound:,}"
     given_away = term_in_definition(term, definition)
     if given_away == term:
         return f"the back holds every word of the front ({term!r}), which would give the answer away in Match the Pairs"
@@ -350,8 +352,9 @@ def _cards_from_package(
         # A package exported here comes back field for field: Example is the example, Code the code.
         extras = note.fields[2:3] if own_type else note.fields[2:]
         text = card_text(definition=note.fields[1], extras=extras, media_urls=urls)
-        definition = authored_text(text.definition)
-        problem = _card_problem(term, definition)
+        definition, example = authored_text(text.definition), authored_text(text.example)
+        code = authored_text(plain_text(note.fields[3])) if own_type and len(note.fields) > 3 else None
+        problem = _card_problem(term, definition, example=example, code=code or "")
         if problem is not None:
             skip(problem)
             continue
@@ -361,12 +364,12 @@ def _cards_from_package(
                 slug=native_slug or known_by_guid.get(note.guid) or anki_card_slug(note.guid),
                 term=term,
                 definition=definition,
-                example=authored_text(text.example),
+                example=example,
                 format=text.format,
                 tags=_tags(note.tags),
                 anki_guid="" if native_slug else note.guid,
                 media=text.media,
-                code=authored_text(plain_text(note.fields[3])) if own_type and len(note.fields) > 3 else None,
+                code=code,
             )
         )
     return cards, skipped
@@ -398,8 +401,8 @@ def _cards_from_rows(rows: list[TabularRow]) -> tuple[list[ImportedCard], list[S
             continue
         term = authored_line(plain_line(row.term))
         text = card_text(definition=row.definition, extras=[row.example], media_urls={})
-        definition = authored_text(text.definition)
-        problem = _card_problem(term, definition)
+        definition, example = authored_text(text.definition), authored_text(text.example)
+        problem = _card_problem(term, definition, example=example)
         if problem is not None:
             skipped.append(SkippedNote(f"line {row.line}", label, problem))
             continue
@@ -415,7 +418,7 @@ def _cards_from_rows(rows: list[TabularRow]) -> tuple[list[ImportedCard], list[S
                 slug=slug,
                 term=term,
                 definition=definition,
-                example=authored_text(text.example),
+                example=example,
                 format=text.format,
                 tags=_tags(row.tags),
                 anki_guid="",

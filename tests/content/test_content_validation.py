@@ -298,6 +298,18 @@ CASES: list[tuple[str, Mutation, str, str]] = [
         "holds HTML an HTML card may not",
     ),
     (
+        "card definition over its bound",
+        set_in(["lessons", 0, "decks", 0, "cards", 0, "definition"], "x" * 2001),
+        "lessons[0].decks[0].cards[0].definition",
+        "at most 2000 characters",
+    ),
+    (
+        "card code over its bound",
+        set_in(["lessons", 0, "decks", 0, "cards", 1, "code"], "x = 1\n" * 700),
+        "lessons[0].decks[0].cards[1].code",
+        "at most 4000 characters",
+    ),
+    (
         "quiz unknown field",
         set_in(["lessons", 0, "quizzes", 0, "question"], ["overlap"]),
         "lessons[0].quizzes[0].question",

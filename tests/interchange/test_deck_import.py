@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
@@ -250,6 +251,35 @@ def test_notes_that_break_a_card_rule_are_skipped_and_listed(course, lesson):
     assert "empty" in reasons["note guid-empty"]
     assert "gives" in reasons["note guid-giveaway"] or "give" in reasons["note guid-giveaway"]
     assert list(Card.objects.filter(deck__slug="vocab").values_list("anki_guid", flat=True)) == ["guid-good"]
+
+
+def test_a_field_over_its_bound_skips_the_note_in_packages_and_tables(course, lesson):
+    notes = [
+        NoteSpec("guid-huge", ["cache", "x" * 5_000_000]),
+        NoteSpec("guid-good", ["batch", "Stacks samples into groups"]),
+    ]
+    report = run_import(course, lesson, packages.legacy_package(notes))
+    reasons = {skipped.ref: skipped.reason for skipped in report.skipped}
+    assert reasons["note guid-huge"] == (
+        "the card's definition would be 5,000,000 characters; a card's definition holds at most 2,000"
+    )
+    assert list(Card.objects.filter(deck__slug="vocab").values_list("anki_guid", flat=True)) == ["guid-good"]
+
+    table = "term,definition,example\ncache,Keeps elements,short\nmap,Applies a function," + "z" * 2_001 + "\n"
+    report = run_import(course, lesson, table.encode(), name="rows.csv", deck="rows")
+    assert [skipped.ref for skipped in report.skipped] == ["line 3"]
+    assert (
+        report.skipped[0].reason == "the card's example would be 2,001 characters; a card's example holds at most 2,000"
+    )
+
+
+def test_the_admin_holds_a_card_to_the_same_bounds(course):
+    card = Card.objects.filter(deck__lesson__course=course).first()
+    assert card is not None
+    card.definition = "x" * 2_001
+    with pytest.raises(ValidationError) as caught:
+        card.full_clean()
+    assert "definition" in caught.value.message_dict
 
 
 def test_a_package_of_only_cloze_notes_is_refused_and_writes_nothing(course, lesson):

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 from pydantic_core import PydanticCustomError
 
+from apps.content.bounds import CARD_CODE_MAX_CHARS, CARD_DEFINITION_MAX_CHARS, CARD_EXAMPLE_MAX_CHARS
 from apps.content.text import authored_line, authored_text
 
 SCHEMA_VERSION = 1
@@ -56,12 +57,24 @@ class Document(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
+# A card's fields, bounded as apps/content/bounds.py says (the term is a Title, bounded alike).
+CardDefinition = Annotated[
+    str,
+    AfterValidator(authored_text),
+    AfterValidator(_length_within(min_length=1, max_length=CARD_DEFINITION_MAX_CHARS)),
+]
+CardExample = Annotated[
+    str, AfterValidator(authored_text), AfterValidator(_length_within(max_length=CARD_EXAMPLE_MAX_CHARS))
+]
+CardCode = Annotated[str, AfterValidator(authored_text), AfterValidator(_length_within(max_length=CARD_CODE_MAX_CHARS))]
+
+
 class CardDoc(Document):
     slug: Slug
     term: Title
-    definition: Text
-    example: AuthoredText = ""
-    code: AuthoredText = ""
+    definition: CardDefinition
+    example: CardExample = ""
+    code: CardCode = ""
     # "html": definition and example are HTML of the small allow-list that imports keep (decks/SCHEMA.md).
     format: Literal["text", "html"] = "text"
     tags: list[Tag] = []

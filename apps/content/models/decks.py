@@ -1,8 +1,15 @@
 """Memory decks and their cards."""
 
+from django.core.validators import MaxLengthValidator
 from django.db import models
 from django.db.models import Q
 
+from apps.content.bounds import (
+    CARD_CODE_MAX_CHARS,
+    CARD_DEFINITION_MAX_CHARS,
+    CARD_EXAMPLE_MAX_CHARS,
+    CARD_TERM_MAX_CHARS,
+)
 from apps.content.fields import AuthoredCharField, AuthoredTextField
 from apps.content.models.base import ArchivableModel
 from apps.content.models.courses import Lesson
@@ -33,10 +40,10 @@ class CardFormat(models.TextChoices):
 class Card(ArchivableModel):
     deck = models.ForeignKey(Deck, on_delete=models.PROTECT, related_name="cards")
     slug = models.SlugField(max_length=80)
-    term = AuthoredCharField(max_length=200)
-    definition = AuthoredTextField()
-    example = AuthoredTextField(blank=True)
-    code = AuthoredTextField(blank=True)
+    term = AuthoredCharField(max_length=CARD_TERM_MAX_CHARS)
+    definition = AuthoredTextField(validators=[MaxLengthValidator(CARD_DEFINITION_MAX_CHARS)])
+    example = AuthoredTextField(blank=True, validators=[MaxLengthValidator(CARD_EXAMPLE_MAX_CHARS)])
+    code = AuthoredTextField(blank=True, validators=[MaxLengthValidator(CARD_CODE_MAX_CHARS)])
     tags = models.JSONField(default=list, blank=True, help_text="Labels carried over from Anki or a CSV file.")
     anki_guid = models.CharField(
         max_length=100, blank=True, help_text="The Anki note this card was imported from; re-imports update it."
