@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
 from datetime import date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from django.db import connection
 from django.db.backends.base.base import BaseDatabaseWrapper
-from django.db.models import Count, DateField, Func, Q
+from django.db.models import Count, DateField, Func, OuterRef, Q, Subquery
 from django.db.models.sql.compiler import SQLCompiler
 
 from apps.srs.load_balancing import (
@@ -21,7 +23,7 @@ from apps.srs.load_balancing import (
     preview_states,
     previews_balanced,
 )
-from apps.srs.models import CardMemory, SchedulingSettings
+from apps.srs.models import CardMemory, ReviewKind, ReviewLog, SchedulingSettings
 from apps.srs.scheduling import MemoryStage, MemoryState, Rating, SchedulerConfig
 
 
@@ -61,6 +63,11 @@ def due_load_basis(settings: SchedulingSettings) -> DueLoad:
     )
 
 
+def _start_of(day: date, settings: SchedulingSettings) -> datetime:
+    # As config.learner_day_bounds: the local calendar date at the day-start hour.
+    return datetime.combine(day, time(settings.day_start_hour), tzinfo=ZoneInfo(settings.timezone))
+
+
 def _merged(spans: Iterable[tuple[date, date]]) -> list[tuple[date, date]]:
     merged: list[tuple[date, date]] = []
     for first, last in sorted(spans):
@@ -78,15 +85,9 @@ def due_load_get(*, learner_id: int, settings: SchedulingSettings, spans: Iterab
     not archived. Days with nothing due are left out.
     """
     basis = due_load_basis(settings)
-    zone = ZoneInfo(settings.timezone)
-
-    def start_of(day: date) -> datetime:
-        # As config.learner_day_bounds: the local calendar date at the day-start hour.
-        return datetime.combine(day, time(settings.day_start_hour), tzinfo=zone)
-
     windows = Q()
     for first, last in _merged(spans):
-        windows |= Q(due__gte=start_of(first), due__lt=start_of(last + timedelta(days=1)))
+        windows |= Q(due__gte=_start_of(first, settings), due__lt=_start_of(last + timedelta(days=1), settings))
     if not windows:
         return basis
     due = CardMemory.objects.filter(
@@ -110,6 +111,83 @@ def due_load_get(*, learner_id: int, settings: SchedulingSettings, spans: Iterab
     )
 
 
+@dataclass(frozen=True)
+class DayStartLoad:
+    """A learner's due counts as they stood when their day began, which the day's own reviews do not shift.
+
+    `counted_on`: each card reviewed since then, and the day it is counted on (its due day at the
+    day's start; None where it was not in review then). Every other card is counted on its due day now.
+    """
+
+    load: DueLoad
+    counted_on: dict[int, date | None]
+
+    def leaving_day(self, card_id: int, before: MemoryState | None) -> date | None:
+        """The day the card weighs on in these counts, which it leaves when reviewed."""
+        if card_id in self.counted_on:
+            return self.counted_on[card_id]
+        if before is None or before.stage != MemoryStage.REVIEW:
+            return None
+        return self.load.day_of(before.due)
+
+
+def due_load_at_day_start(
+    *, learner_id: int, settings: SchedulingSettings, spans: Iterable[tuple[date, date]], moment: datetime
+) -> DayStartLoad:
+    """`due_load_get`'s counts as at the start of the learner's day that holds `moment`: two queries.
+
+    A card reviewed since the day began counts where its state before its first review of the day
+    put it, so every preview and review of one day balances against the same counts: the interval a
+    button shows is the one its review gives, however many reviews come between. The next day's
+    counts hold this day's reviews.
+    """
+    spans = list(spans)
+    load = due_load_get(learner_id=learner_id, settings=settings, spans=spans)
+    day_start = _start_of(load.day_of(moment), settings)
+    first_review_today = ReviewLog.objects.filter(
+        learner_id=OuterRef("learner_id"),
+        card_id=OuterRef("card_id"),
+        kind=ReviewKind.REVIEW,
+        undone_by__isnull=True,
+        reviewed_at__gte=day_start,
+    ).order_by("reviewed_at", "pk")
+    # A standing review since the day began leaves the card's last review at or after it.
+    reviewed = CardMemory.objects.filter(learner_id=learner_id, last_review__gte=day_start).annotate(
+        first_review_today=Subquery(first_review_today.values("pk")[:1]),
+        state_at_day_start=Subquery(first_review_today.values("state_before")[:1]),
+    )
+    counts = dict(load.due_counts)
+    counted_on: dict[int, date | None] = {}
+    for card_id, stage, due, suspended, archived, first_review, before in reviewed.values_list(
+        "card_id", "stage", "due", "suspended", "card__archived", "first_review_today", "state_at_day_start"
+    ):
+        if first_review is None:
+            # A row written without a review today (an import, a reset): it stands as it is.
+            continue
+        if isinstance(before, str):
+            # SQLite hands a JSON column through a subquery back as its text.
+            before = json.loads(before)
+        if not isinstance(before, dict) and before is not None:
+            continue
+        state = MemoryState.from_dict(before) if before is not None else None
+        then = load.day_of(state.due) if state is not None and state.stage == MemoryStage.REVIEW else None
+        counted_on[card_id] = then
+        if suspended or archived:
+            continue
+        now_day = load.day_of(due) if stage == MemoryStage.REVIEW else None
+        if now_day is not None and now_day in counts:
+            counts[now_day] -= 1
+            if counts[now_day] <= 0:
+                del counts[now_day]
+        if then is not None and _within(then, spans):
+            counts[then] = counts.get(then, 0) + 1
+    return DayStartLoad(load=replace(load, due_counts=counts), counted_on=counted_on)
+
+
+def _within(day: date, spans: Iterable[tuple[date, date]]) -> bool:
+    return any(first <= day <= last for first, last in spans)
+
+
 def next_intervals_preview(
     *,
     learner_id: int,
@@ -120,14 +198,15 @@ def next_intervals_preview(
 ) -> dict[int, dict[Rating, timedelta]]:
     """Per card (by id, with its memory state): how long until due for each rating, if reviewed now.
 
-    Each outcome is load balanced as the review itself will be, on the learner's due counts read in
-    one query for every card; so each interval is the one the review gives while those counts hold.
+    Each outcome is load balanced as the review itself will be, on the learner's due counts as their
+    day began (`due_load_at_day_start`), read once for every card: each interval is the one the
+    review gives on this learner day, whatever other reviews come first.
     """
     previews = {
         card_id: preview_states(state, now=now, config=config, learner_id=learner_id, card_id=card_id)
         for card_id, state in states.items()
     }
-    load: DueLoad | None = None
+    day_start: DayStartLoad | None = None
     if settings.load_balancing:
         basis = due_load_basis(settings)
         spans = [
@@ -137,5 +216,8 @@ def next_intervals_preview(
             if (span := balance_days(after, reviewed_at=at, config=config, load=basis)) is not None
         ]
         if spans:
-            load = due_load_get(learner_id=learner_id, settings=settings, spans=spans)
-    return previews_balanced(previews, states, config=config, load=load)
+            day_start = due_load_at_day_start(learner_id=learner_id, settings=settings, spans=spans, moment=now)
+    if day_start is None:
+        return previews_balanced(previews, states, config=config, load=None)
+    leaving = {card_id: day_start.leaving_day(card_id, state) for card_id, state in states.items()}
+    return previews_balanced(previews, states, config=config, load=day_start.load, leaving_days=leaving)

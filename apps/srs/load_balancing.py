@@ -20,6 +20,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta
+from types import EllipsisType
 
 from fsrs.scheduler import FUZZ_RANGES
 
@@ -397,18 +398,21 @@ def due_balanced(
     load: DueLoad,
     rating: Rating | None = None,
     outcomes: Mapping[Rating, MemoryState] | None = None,
+    leaving: date | EllipsisType | None = ...,
 ) -> MemoryState:
     """`after`, the state a review at `reviewed_at` left, with its due date moved to the least loaded day fuzz allows.
 
     The card itself does not weigh on the day it leaves: reviewed early, its old due day is counted
     without it, in a preview as in the review. With the review's `rating` and every rating's
     `outcomes` (`review_outcomes`), the intervals are balanced as a preview balances them, all
-    ratings together in Anki's order, and the one `rating` gives is taken.
+    ratings together in Anki's order, and the one `rating` gives is taken. `leaving`: the day the card
+    weighs on in `load`, where that is not `before`'s due day.
     """
     if _balance_span(after, reviewed_at=reviewed_at, config=config) is None:
         return after
     balancer = _Balancer(load, reviewed_at=reviewed_at, config=config)
-    leaving = _leaving_day(before, load)
+    if isinstance(leaving, EllipsisType):
+        leaving = _leaving_day(before, load)
     if rating is not None and outcomes is not None:
         interval = _intervals_balanced(outcomes, balancer=balancer, leaving=leaving, before=before)[rating]
         return after if interval == after.due - reviewed_at else replace(after, due=reviewed_at + interval)
@@ -451,10 +455,12 @@ def previews_balanced(
     *,
     config: SchedulerConfig,
     load: DueLoad | None,
+    leaving_days: Mapping[int, date | None] | None = None,
 ) -> dict[int, dict[Rating, timedelta]]:
     """`preview_intervals_balanced` for many cards: by card id, its review time and outcomes, and its memory state.
 
     Cards reviewed at the same time share the days their intervals land on and the load's counts.
+    `leaving_days`: by card id, the day each weighs on in `load` (default: its state's due day).
     """
     if load is None:
         return {
@@ -471,7 +477,9 @@ def previews_balanced(
         if balancer is None:
             balancer = balancers[key] = _Balancer(load, reviewed_at=at, config=config, ordinal_counts=ordinal_counts)
         state = states[card_id]
-        leaving = _leaving_day(state, load)
+        leaving = (
+            leaving_days[card_id] if leaving_days is not None and card_id in leaving_days else _leaving_day(state, load)
+        )
         intervals[card_id] = _intervals_balanced(afters, balancer=balancer, leaving=leaving, before=state)
     return intervals
 

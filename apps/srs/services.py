@@ -8,7 +8,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import date, datetime
 from functools import partial
 from typing import Any
 
@@ -30,7 +30,7 @@ from apps.srs.config import (
     scheduler_config_from_json,
     scheduling_settings_get,
 )
-from apps.srs.due_load import due_load_basis, due_load_get
+from apps.srs.due_load import DayStartLoad, due_load_at_day_start, due_load_basis
 from apps.srs.memory import memory_state_of, memory_state_store
 from apps.srs.models import CardMemory, ReviewKind, ReviewLog, ReviewSource, SchedulerProfile, SchedulingSettings
 from apps.srs.scheduling import MemoryState, Rating, ReviewEvent
@@ -644,31 +644,28 @@ def _due_dates_balance(
     """Move the due date of each review that continues its card's history to the least loaded day fuzz allows.
 
     Reviews that arrived late were replayed, and a replay reproduces the history's own schedule: it
-    is never load balanced (it could not be repeated: the due counts move on). The learner's due
-    counts are read once, for the days every other review may land on, and follow the reviews as
-    they are applied in time order, so the reviews of one upload spread out as if sent one by one.
-    Only due dates change (FSRS's next state does not depend on them); updates the logs' states,
-    `outcomes` and the cards' memory rows in `memories` in place.
+    is never load balanced (it could not be repeated: the due counts move on). Every other review is
+    balanced against the learner's due counts as its learner day began (`due_load_at_day_start`),
+    as its preview was: a day's reviews do not shift each other's days, so each gives the interval
+    its button showed. The reviews of an upload that cross into a new day find the earlier day's
+    reviews in that day's counts. Only due dates change (FSRS's next state does not depend on them);
+    updates the logs' states, `outcomes` and the cards' memory rows in `memories` in place.
     """
     live = sorted(
         ((index, outcome) for index, outcome in outcomes.items() if not outcome.replayed),
         key=lambda pair: (pair[1].log.reviewed_at, str(pair[1].log.client_review_id)),
     )
     basis = due_load_basis(settings)
-    spans = [
-        span
-        for _, outcome in live
-        if outcome.state is not None
-        and (
+    spans_by_day: dict[date, list[tuple[date, date]]] = defaultdict(list)
+    for _, outcome in live:
+        if outcome.state is not None and (
             span := load_balancing.balance_days(
                 outcome.state, reviewed_at=outcome.log.reviewed_at, config=config, load=basis
             )
-        )
-    ]
-    if not spans:
+        ):
+            spans_by_day[basis.day_of(outcome.log.reviewed_at)].append(span)
+    if not spans_by_day:
         return
-    load = due_load_get(learner_id=learner_id, settings=settings, spans=spans)
-    counts = dict(load.due_counts)
     # A card's next review in this upload starts from the state this one leaves.
     following: dict[int, ReviewLog] = {}
     latest: dict[int, ReviewLog] = {}
@@ -677,27 +674,46 @@ def _due_dates_balance(
             following[id(latest[outcome.log.card_id])] = outcome.log
         latest[outcome.log.card_id] = outcome.log
     finals: dict[int, MemoryState] = {}
+    # What the upload's reviews moved so far, as (day, change): a later day's counts hold them.
+    moves: list[tuple[date, int]] = []
+    day: date | None = None
+    day_start: DayStartLoad | None = None
+    counts: dict[date, int] = {}
     for index, outcome in live:
         log, after = outcome.log, outcome.state
         assert after is not None  # noqa: S101 - a review that continues a history leaves a state
         before = _state_from_json(log.state_before)
-        seed = scheduling.card_fuzz_seed(learner_id=learner_id, card_id=log.card_id, state=before)
-        balanced = load_balancing.due_balanced(
-            before,
-            after,
-            reviewed_at=log.reviewed_at,
-            config=config,
-            load=replace(load, due_counts=counts),
-            rating=scheduling.Rating(log.rating),
-            outcomes=scheduling.review_outcomes(before, reviewed_at=log.reviewed_at, config=config, fuzz_seed=seed),
-        )
+        review_day = basis.day_of(log.reviewed_at)
+        if review_day != day:
+            day = review_day
+            day_start = None
+            if review_day in spans_by_day:
+                day_start = due_load_at_day_start(
+                    learner_id=learner_id, settings=settings, spans=spans_by_day[review_day], moment=log.reviewed_at
+                )
+                counts = dict(day_start.load.due_counts)
+                for moved_day, change in moves:
+                    counts[moved_day] = max(counts.get(moved_day, 0) + change, 0)
+        balanced = after
+        if day_start is not None:
+            leaving = day_start.leaving_day(log.card_id, before)
+            seed = scheduling.card_fuzz_seed(learner_id=learner_id, card_id=log.card_id, state=before)
+            balanced = load_balancing.due_balanced(
+                before,
+                after,
+                reviewed_at=log.reviewed_at,
+                config=config,
+                load=replace(day_start.load, due_counts=counts),
+                rating=scheduling.Rating(log.rating or scheduling.Rating.AGAIN),
+                outcomes=scheduling.review_outcomes(before, reviewed_at=log.reviewed_at, config=config, fuzz_seed=seed),
+                leaving=leaving,
+            )
+            # The card weighs where the day found it until the day ends, for its later reviews as for their previews.
+            day_start.counted_on.setdefault(log.card_id, leaving)
         if before is not None and before.stage == scheduling.MemoryStage.REVIEW:
-            leaving = load.day_of(before.due)
-            if counts.get(leaving, 0) > 0:
-                counts[leaving] -= 1
+            moves.append((basis.day_of(before.due), -1))
         if balanced.stage == scheduling.MemoryStage.REVIEW:
-            arriving = load.day_of(balanced.due)
-            counts[arriving] = counts.get(arriving, 0) + 1
+            moves.append((basis.day_of(balanced.due), 1))
         if balanced == after:
             continue
         log.state_after = balanced.to_dict()

@@ -300,20 +300,31 @@ def test_with_load_balancing_off_the_outcome_is_fuzz_own(learner, learner_client
     assert datetime.fromisoformat(body["due"]) - datetime.fromisoformat(body["reviewed_at"]) == drawn * DAY
 
 
-def test_one_upload_spreads_its_reviews_as_if_sent_one_by_one(learner, learner_client, deck_cards, spare_cards):
+def test_a_days_reviews_balance_against_the_counts_the_day_began_with(learner, learner_client, deck_cards, spare_cards):
+    """Labels hold: a review today does not move the day another of today's reviews lands on; the next
+    day's reviews find the day before's in their counts."""
     hour = (datetime.now(UTC).hour + 12) % 24
     _settings(learner_client, timezone="UTC", day_start_hour=hour)
     now = datetime.now(UTC)
-    # Two empty days in an Easy first review's range: the second card of the upload finds the first on one.
-    _load_cards(learner, spare_cards, due_days={n: 3 for n in range(3, 14) if n not in (7, 9)}, now=now)
-    bodies = [review_body(card, 4, now) for card in deck_cards[:2]]
+    yesterday = now - DAY
+    # Two empty days in an Easy first review's range: all of yesterday's cards take the first, as their labels said.
+    _load_cards(learner, spare_cards, due_days={n: 3 for n in range(3, 14) if n not in (7, 9)}, now=yesterday)
+    bodies = [review_body(card, 4, yesterday) for card in deck_cards[:2]]
     response = learner_client.post("/api/v1/reviews/batch/", {"reviews": bodies}, format="json")
     assert response.status_code == 200, response.json()
-    intervals = sorted((datetime.fromisoformat(result["due"]) - now).days for result in response.json()["results"])
-    assert intervals == [7, 9]
+    intervals = [(datetime.fromisoformat(result["due"]) - yesterday).days for result in response.json()["results"]]
+    assert intervals == [7, 7]
+    # An upload that crosses into today: yesterday's third card still takes day 7, and today's review finds
+    # the three on that day (today + 6) and takes the day that is still empty (today + 8).
+    crossing = [review_body(deck_cards[2], 4, yesterday + timedelta(minutes=1)), review_body(deck_cards[3], 4, now)]
+    response = learner_client.post("/api/v1/reviews/batch/", {"reviews": crossing}, format="json")
+    assert response.status_code == 200, response.json()
+    first, second = (datetime.fromisoformat(result["due"]) for result in response.json()["results"])
+    assert (first - yesterday).days == 7
+    assert (second - now).days == 8
 
 
-def test_balancing_a_review_reads_the_due_counts_once(learner, learner_client, deck_cards, spare_cards):
+def test_balancing_a_review_reads_the_day_start_counts_once(learner, learner_client, deck_cards, spare_cards):
     _load_cards(learner, spare_cards, due_days=dict.fromkeys(range(3, 14), 1), now=datetime.now(UTC))
 
     def statements(body: dict[str, Any]) -> list[str]:
@@ -324,7 +335,8 @@ def test_balancing_a_review_reads_the_due_counts_once(learner, learner_client, d
     balanced = statements(review_body(deck_cards[0], 4))
     _settings(learner_client, load_balancing=False)
     plain = statements(review_body(deck_cards[1], 4))
-    assert len(balanced) == len(plain) + 1
+    # The due counts, and the cards reviewed since the day began (where the day found them).
+    assert len(balanced) == len(plain) + 2
     _settings(learner_client, load_balancing=True)
     # A learning step lands on no day to balance: no read.
     assert len(statements(review_body(deck_cards[2], 3))) == len(plain)
@@ -463,3 +475,73 @@ def test_due_counts_are_grouped_by_the_learners_day_across_a_clock_change(learne
         day: count for day, count in expected.items() if date(2026, 3, 6) <= day <= date(2026, 3, 9)
     }
     assert sum(load.due_counts.values()) < len(rows) - 1
+
+
+# --- labels that hold through a session -------------------------------------------------------------------------
+
+_SESSION_RATINGS = ("easy", "good", "hard", "easy", "again", "good", "easy")
+_RATING_NUMBERS = {"again": 1, "hard": 2, "good": 3, "easy": 4}
+
+
+def _session_queue(learner: Any, client: APIClient, deck_cards: list[Card]) -> tuple[datetime, list[dict[str, Any]]]:
+    """One fetch of a queue of overdue review cards with alike states and new cards, beside an uneven load."""
+    hour = (datetime.now(UTC).hour + 12) % 24
+    _settings(client, timezone="UTC", day_start_hour=hour)
+    now = datetime.now(UTC)
+    for offset, card in enumerate(deck_cards[:12]):
+        assert (
+            post_review(client, review_body(card, 4, now - 40 * DAY + offset * timedelta(minutes=1))).status_code == 201
+        )
+    # Every other day loaded: balancing keeps choosing the empty days that the session's reviews then fill.
+    _load_cards(learner, deck_cards[16:], due_days=dict.fromkeys(range(10, 60, 2), 1), now=now)
+    response = client.get(STUDY, {"limit": 200})
+    assert response.status_code == 200
+    items = [item for item in response.json()["cards"] if item["card"]["id"] in {card.pk for card in deck_cards[:16]}]
+    assert {item["queue"] for item in items} == {"review", "new"}
+    return now, items
+
+
+def _labels_kept(items: list[dict[str, Any]], results: list[dict[str, Any]]) -> list[str]:
+    wrong = []
+    for item, (name, result) in zip(items, results, strict=True):
+        shown = timedelta(seconds=item["next_intervals"][name])
+        given = datetime.fromisoformat(result["due"]) - datetime.fromisoformat(result["reviewed_at"])
+        if given != shown:
+            wrong.append(f"card {item['card']['id']} {name}: shown {shown}, given {given}")
+    return wrong
+
+
+def _labels_in_anki_order(items: list[dict[str, Any]]) -> None:
+    for item in items:
+        days = {name: seconds // 86400 for name, seconds in item["next_intervals"].items()}
+        if item["queue"] == "review":
+            assert 1 <= days["hard"] < days["good"] < days["easy"], item
+        assert item["next_intervals"]["hard"] <= item["next_intervals"]["good"] < item["next_intervals"]["easy"], item
+
+
+def test_every_label_of_a_session_from_one_fetch_is_the_interval_its_review_gives(learner, learner_client, deck_cards):
+    """Online, one review after another from one queue fetch, with load balancing on: no label lies."""
+    _, items = _session_queue(learner, learner_client, deck_cards)
+    _labels_in_anki_order(items)
+    results = []
+    for index, item in enumerate(items):
+        name = _SESSION_RATINGS[index % len(_SESSION_RATINGS)]
+        card = Card.objects.get(pk=item["card"]["id"])
+        response = post_review(learner_client, review_body(card, _RATING_NUMBERS[name]))
+        assert response.status_code == 201, response.json()
+        results.append((name, response.json()))
+    assert _labels_kept(items, results) == []
+
+
+def test_every_label_holds_for_a_session_reviewed_offline_and_synced_as_one_batch(learner, learner_client, deck_cards):
+    fetched_at, items = _session_queue(learner, learner_client, deck_cards)
+    names = [_SESSION_RATINGS[index % len(_SESSION_RATINGS)] for index in range(len(items))]
+    # Reviewed one after another between the fetch and the sync, as a client offline in between would.
+    step = (datetime.now(UTC) - fetched_at) / (len(items) + 1)
+    bodies = [
+        review_body(Card.objects.get(pk=item["card"]["id"]), _RATING_NUMBERS[name], fetched_at + step * (index + 1))
+        for index, (item, name) in enumerate(zip(items, names, strict=True))
+    ]
+    response = learner_client.post("/api/v1/reviews/batch/", {"reviews": bodies}, format="json")
+    assert response.status_code == 200, response.json()
+    assert _labels_kept(items, list(zip(names, response.json()["results"], strict=True))) == []
