@@ -5,14 +5,20 @@ from __future__ import annotations
 import hashlib
 import html
 import io
-from collections.abc import Sequence
+import re
+import tempfile
+from collections.abc import Iterable, Sequence
 from datetime import datetime
+from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import genanki
+from django.conf import settings
 from django.db.models import Max, Prefetch
 
 from apps.content.models import Card, CardFormat, Deck
+from apps.interchange.models import MediaFile
 
 # Anki recognises a note type it already has by this id: a package exported again updates the type
 # instead of adding a copy, so the number never changes. Anki's own ids lie between 2**30 and 2**31.
@@ -93,11 +99,72 @@ class _EditedNote(genanki.Note):  # type: ignore[misc]
         super().write_to_db(cursor, self.edited_at.timestamp(), deck_id, id_gen)
 
 
-def _note(card: Card, *, course_slug: str, deck_slug: str) -> genanki.Note:
+# Where a card's media is served (apps.interchange.media.media_url): the content's hash, then its name.
+_SERVED_MEDIA = re.compile(rf"^{re.escape(settings.MEDIA_URL)}([0-9a-f]{{64}})/([^/]+)$")
+# As the sanitizer writes them: lower-case elements, attributes in double quotes.
+_IMAGE_SOURCE = re.compile(r'(<img\b[^>]*?\ssrc=")([^"]*)(")')
+_SOUND_PLAYER = re.compile(r'<audio\b[^>]*?\ssrc="([^"]*)"[^>]*>\s*</audio>')
+
+
+class _PackageMedia:
+    """The media a package's notes show, by the name each has inside the package (Anki's media folder)."""
+
+    def __init__(self, files: dict[str, MediaFile]) -> None:
+        self._files = files
+        self.by_name: dict[str, MediaFile] = {}
+        self._names: dict[str, str] = {}
+
+    def name_of(self, url: str) -> str | None:
+        """The package's name for the file a served URL shows; None for a URL that is not a stored file's."""
+        found = _SERVED_MEDIA.match(html.unescape(url))
+        if found is None or found[1] not in self._files:
+            return None
+        sha256, name = found[1], unquote(found[2])
+        if sha256 in self._names:
+            return self._names[sha256]
+        # Two files under one name would overwrite each other in Anki's media folder.
+        chosen = name if name not in self.by_name else f"{sha256[:12]}-{name}"
+        self._names[sha256] = chosen
+        self.by_name[chosen] = self._files[sha256]
+        return chosen
+
+    def field(self, value: str) -> str:
+        """A field with its media as Anki keeps them: images by name, sounds as [sound:name]."""
+
+        def sound(match: re.Match[str]) -> str:
+            name = self.name_of(match[1])
+            return match[0] if name is None else f"[sound:{name}]"
+
+        def image(match: re.Match[str]) -> str:
+            name = self.name_of(match[2])
+            return match[0] if name is None else f"{match[1]}{html.escape(name)}{match[3]}"
+
+        return _IMAGE_SOURCE.sub(image, _SOUND_PLAYER.sub(sound, value))
+
+
+def _served_hashes(cards: Iterable[Card]) -> set[str]:
+    """The content hashes of the stored media the HTML cards show."""
+    hashes: set[str] = set()
+    for card in cards:
+        if card.format != CardFormat.HTML:
+            continue
+        for value in (card.definition, card.example):
+            urls = [match[2] for match in _IMAGE_SOURCE.finditer(value)]
+            urls += [match[1] for match in _SOUND_PLAYER.finditer(value)]
+            hashes.update(found[1] for url in urls if (found := _SERVED_MEDIA.match(html.unescape(url))))
+    return hashes
+
+
+def _note(card: Card, *, course_slug: str, deck_slug: str, media: _PackageMedia) -> genanki.Note:
     fields = [
         _field_html(getattr(card, name.lower()), is_html=card.format == CardFormat.HTML and name in _HTML_FIELDS)
         for name in FIELD_NAMES
     ]
+    if card.format == CardFormat.HTML:
+        fields = [
+            media.field(value) if name in _HTML_FIELDS else value
+            for name, value in zip(FIELD_NAMES, fields, strict=True)
+        ]
     return _EditedNote(
         model=NOTE_TYPE,
         fields=fields,
@@ -127,8 +194,13 @@ def _content_time(decks: Sequence[Deck]) -> datetime:
 
 
 def decks_anki_package(*, decks: Sequence[Deck]) -> bytes:
-    """The decks' live cards as one .apkg; each deck is an Anki deck named "Course::Deck"."""
+    """The decks' live cards as one .apkg; each deck is an Anki deck named "Course::Deck".
+
+    The images and sounds the cards show travel inside the package, named as Anki names media.
+    """
     loaded = _decks_with_cards(decks)
+    cards = [card for deck in loaded for card in deck.live_cards]  # type: ignore[attr-defined]
+    media = _PackageMedia({file.sha256: file for file in MediaFile.objects.filter(sha256__in=_served_hashes(cards))})
     anki_decks = []
     for deck in loaded:
         course = deck.lesson.course
@@ -139,11 +211,18 @@ def decks_anki_package(*, decks: Sequence[Deck]) -> bytes:
         )
         anki_deck.add_model(NOTE_TYPE)
         for card in deck.live_cards:  # type: ignore[attr-defined]
-            anki_deck.add_note(_note(card, course_slug=course.slug, deck_slug=deck.slug))
+            anki_deck.add_note(_note(card, course_slug=course.slug, deck_slug=deck.slug, media=media))
         anki_decks.append(anki_deck)
     buffer = io.BytesIO()
     timestamp = _content_time(loaded).timestamp() if loaded else None
-    genanki.Package(anki_decks).write_to_file(buffer, timestamp=timestamp)
+    with tempfile.TemporaryDirectory() as folder:
+        paths = []
+        for name, file in media.by_name.items():
+            path = Path(folder) / name
+            with file.file.open("rb") as stored:
+                path.write_bytes(stored.read())
+            paths.append(str(path))
+        genanki.Package(anki_decks, media_files=paths).write_to_file(buffer, timestamp=timestamp)
     return buffer.getvalue()
 
 

@@ -16,6 +16,8 @@ from django.urls import reverse
 from apps.content.content_files.load import content_sources_load
 from apps.content.content_files.source import ContentSource
 from apps.content.models import Card, Concept, Course, Deck, Lesson
+from apps.interchange.anki_export import decks_anki_package
+from apps.interchange.anki_package import anki_package_read
 from apps.interchange.models import MediaFile
 from apps.interchange.services import (
     ImportFileInvalid,
@@ -131,6 +133,27 @@ def test_media_is_stored_and_served_from_the_url_in_the_definition(course, lesso
     assert "immutable" in response["Cache-Control"]
     assert client.get(sound_url)["Content-Type"] == "audio/mpeg"
     assert client.get(image_url.replace(image_url.split("/")[2], "0" * 64)).status_code == 404
+
+
+def test_media_travel_inside_an_export_under_their_names_and_come_back_unchanged(course, lesson):
+    notes = [NoteSpec("guid-media", ["chart", 'Plot of loss <img src="loss chart.png"> [sound:say.mp3]'])]
+    package = packages.latest_package(
+        notes, media={"loss chart.png": packages.PNG_BYTES, "say.mp3": packages.MP3_BYTES}
+    )
+    run_import(course, lesson, package)
+    deck = Deck.objects.get(slug="vocab")
+    before = list(Card.objects.filter(deck=deck).order_by("pk").values())
+
+    exported = decks_anki_package(decks=[deck])
+    read = anki_package_read(io.BytesIO(exported))
+    assert read.media == {"loss chart.png": packages.PNG_BYTES, "say.mp3": packages.MP3_BYTES}
+    (note,) = read.notes
+    # As Anki keeps media: an image by its name in the media folder, a sound as [sound:name].
+    assert note.fields[1] == 'Plot of loss <img src="loss chart.png"> [sound:say.mp3]'
+
+    report = run_import(course, lesson, exported)
+    assert (report.cards.created, report.cards.updated, report.cards.archived) == (0, 0, 0)
+    assert list(Card.objects.filter(deck=deck).order_by("pk").values()) == before
 
 
 def test_media_that_is_not_an_allowed_image_or_sound_is_not_stored(course, lesson):
