@@ -15,10 +15,12 @@ from urllib.parse import unquote
 
 import genanki
 from django.conf import settings
+from django.core.exceptions import ObjectDoesNotExist
 from django.db.models import Max, Prefetch
 
 from apps.content.models import Card, CardFormat, Deck
-from apps.interchange.models import MediaFile
+from apps.interchange.anki_origins import note_for_export
+from apps.interchange.models import AnkiNoteOrigin, AnkiNoteType, MediaFile
 
 # Anki recognises a note type it already has by this id: a package exported again updates the type
 # instead of adding a copy, so the number never changes. Anki's own ids lie between 2**30 and 2**31.
@@ -83,7 +85,7 @@ def _anki_tag(tag: str) -> str:
     return "_".join(tag.split())
 
 
-class _EditedNote(genanki.Note):  # type: ignore[misc]
+class _EditedNote(genanki.Note):
     """A note stamped with its own card's edit time, not the package's.
 
     Anki's default import takes a note over the one with its GUID only when the package's is newer:
@@ -91,12 +93,36 @@ class _EditedNote(genanki.Note):  # type: ignore[misc]
     made in Anki since, with the export's older content.
     """
 
-    def __init__(self, *, edited_at: datetime, **note: Any) -> None:
+    def __init__(self, *, edited_at: float, **note: Any) -> None:
         super().__init__(**note)
         self.edited_at = edited_at
 
     def write_to_db(self, cursor: Any, timestamp: float, deck_id: int, id_gen: Any) -> None:
-        super().write_to_db(cursor, self.edited_at.timestamp(), deck_id, id_gen)
+        super().write_to_db(cursor, self.edited_at, deck_id, id_gen)
+
+
+class _KeptNoteType(genanki.Model):
+    """A note type of Anki's own, as it came: same id, name, fields, templates and styling, and its own
+    modification time, so Anki's importer sees the type it has and changes nothing of it."""
+
+    def __init__(self, stored: AnkiNoteType) -> None:
+        super().__init__(
+            stored.anki_id,
+            stored.name,
+            fields=[{"name": name} for name in stored.fields],
+            templates=[
+                {"name": template["name"], "qfmt": template["front"], "afmt": template["back"]}
+                for template in stored.templates
+            ],
+            css=stored.css,
+            sort_field_index=stored.sort_field,
+        )
+        self.modified = stored.modified
+
+    def to_json(self, timestamp: float, deck_id: int) -> dict[str, Any]:
+        data: dict[str, Any] = super().to_json(timestamp, deck_id)
+        data["mod"] = self.modified
+        return data
 
 
 # Where a card's media is served (apps.interchange.media.media_url): the content's hash, then its name.
@@ -155,7 +181,16 @@ def _served_hashes(cards: Iterable[Card]) -> set[str]:
     return hashes
 
 
-def _note(card: Card, *, course_slug: str, deck_slug: str, media: _PackageMedia) -> genanki.Note:
+def _origin_of(card: Card) -> AnkiNoteOrigin | None:
+    try:
+        return card.anki_origin
+    except ObjectDoesNotExist:
+        return None
+
+
+def _note(
+    card: Card, *, course_slug: str, deck_slug: str, media: _PackageMedia, note_types: dict[int, _KeptNoteType]
+) -> genanki.Note:
     fields = [
         _field_html(getattr(card, name.lower()), is_html=card.format == CardFormat.HTML and name in _HTML_FIELDS)
         for name in FIELD_NAMES
@@ -165,17 +200,22 @@ def _note(card: Card, *, course_slug: str, deck_slug: str, media: _PackageMedia)
             media.field(value) if name in _HTML_FIELDS else value
             for name, value in zip(FIELD_NAMES, fields, strict=True)
         ]
-    return _EditedNote(
-        model=NOTE_TYPE,
-        fields=fields,
-        tags=[_anki_tag(tag) for tag in card.tags if tag.strip()],
-        guid=anki_note_guid(card=card, course_slug=course_slug, deck_slug=deck_slug),
-        edited_at=card.updated_at,
-    )
+    tags = [_anki_tag(tag) for tag in card.tags if tag.strip()]
+    guid = anki_note_guid(card=card, course_slug=course_slug, deck_slug=deck_slug)
+    origin = _origin_of(card)
+    if origin is None:
+        return _EditedNote(model=NOTE_TYPE, fields=fields, tags=tags, guid=guid, edited_at=card.updated_at.timestamp())
+    # A card from Anki goes back on its own note type, as the note it came from.
+    kept = note_for_export(origin, card=card, front=fields[0], back=fields[1], tags=tags)
+    model = note_types.get(kept.note_type.anki_id)
+    if model is None:
+        model = note_types[kept.note_type.anki_id] = _KeptNoteType(kept.note_type)
+    edited_at = kept.modified if kept.modified is not None else card.updated_at.timestamp()
+    return _EditedNote(model=model, fields=kept.fields, tags=kept.tags, guid=guid, edited_at=edited_at)
 
 
 def _decks_with_cards(decks: Sequence[Deck]) -> list[Deck]:
-    live_cards = Card.objects.filter(archived=False).order_by("position", "pk")
+    live_cards = Card.objects.filter(archived=False).select_related("anki_origin__note_type").order_by("position", "pk")
     return list(
         Deck.objects.filter(pk__in=[deck.pk for deck in decks])
         .select_related("lesson__course")
@@ -201,6 +241,7 @@ def decks_anki_package(*, decks: Sequence[Deck]) -> bytes:
     loaded = _decks_with_cards(decks)
     cards = [card for deck in loaded for card in deck.live_cards]  # type: ignore[attr-defined]
     media = _PackageMedia({file.sha256: file for file in MediaFile.objects.filter(sha256__in=_served_hashes(cards))})
+    note_types: dict[int, _KeptNoteType] = {}
     anki_decks = []
     for deck in loaded:
         course = deck.lesson.course
@@ -211,7 +252,9 @@ def decks_anki_package(*, decks: Sequence[Deck]) -> bytes:
         )
         anki_deck.add_model(NOTE_TYPE)
         for card in deck.live_cards:  # type: ignore[attr-defined]
-            anki_deck.add_note(_note(card, course_slug=course.slug, deck_slug=deck.slug, media=media))
+            note = _note(card, course_slug=course.slug, deck_slug=deck.slug, media=media, note_types=note_types)
+            anki_deck.add_model(note.model)
+            anki_deck.add_note(note)
         anki_decks.append(anki_deck)
     buffer = io.BytesIO()
     timestamp = _content_time(loaded).timestamp() if loaded else None

@@ -70,11 +70,25 @@ DEFAULT_LIMITS = PackageLimits()
 
 
 @dataclass(frozen=True)
+class AnkiTemplate:
+    """One card template of a note type: its name and its front and back formats."""
+
+    name: str
+    front: str
+    back: str
+
+
+@dataclass(frozen=True)
 class AnkiNoteType:
     id: int
     name: str
     kind: Literal["standard", "cloze"]
     fields: list[str]
+    templates: list[AnkiTemplate] = field(default_factory=list)
+    css: str = ""
+    # Seconds since the epoch of its last change; Anki's importer compares it with its own copy's.
+    modified: int = 0
+    sort_field: int = 0
 
 
 @dataclass(frozen=True)
@@ -84,6 +98,8 @@ class AnkiNote:
     note_type_id: int
     fields: list[str]
     tags: list[str]
+    # Seconds since the epoch of the note's last edit.
+    modified: int = 0
 
 
 @dataclass(frozen=True)
@@ -445,9 +461,10 @@ def _collection_from_connection(connection: sqlite3.Connection, limits: PackageL
             note_type_id=int(note_type_id),
             fields=str(fields).split(FIELD_SEPARATOR),
             tags=str(tags).split(),
+            modified=_int_or_zero(modified),
         )
-        for note_id, guid, note_type_id, fields, tags in connection.execute(
-            "SELECT id, guid, mid, flds, tags FROM notes ORDER BY id"
+        for note_id, guid, note_type_id, fields, tags, modified in connection.execute(
+            "SELECT id, guid, mid, flds, tags, mod FROM notes ORDER BY id"
         )
     ]
     _refuse_unknown_note_types(notes, note_types, unsupported)
@@ -523,13 +540,27 @@ def _note_types_legacy(models_json: str) -> tuple[dict[int, AnkiNoteType], dict[
             kind_code = int(model.get("type", 0))
             fields = sorted(model.get("flds", []), key=lambda f: int(f.get("ord", 0)))
             field_names = [str(f["name"]) for f in fields]
+            templates = [
+                AnkiTemplate(name=str(t.get("name", "")), front=str(t.get("qfmt", "")), back=str(t.get("afmt", "")))
+                for t in sorted(model.get("tmpls", []), key=lambda t: int(t.get("ord", 0)))
+            ]
+            css, modified, sort_field = str(model.get("css", "")), int(model.get("mod", 0)), int(model.get("sortf", 0))
         except (TypeError, ValueError, KeyError, AttributeError) as exc:
             raise AnkiPackageInvalid(f"The package's note type {key!r} is malformed: {exc!r}") from exc
         kind = _KINDS.get(kind_code)
         if kind is None:
             unsupported[type_id] = name
             continue
-        note_types[type_id] = AnkiNoteType(id=type_id, name=name, kind=kind, fields=field_names)
+        note_types[type_id] = AnkiNoteType(
+            id=type_id,
+            name=name,
+            kind=kind,
+            fields=field_names,
+            templates=templates,
+            css=css,
+            modified=modified,
+            sort_field=sort_field,
+        )
     return note_types, unsupported
 
 
@@ -543,20 +574,50 @@ def _note_types_latest(
     if "fields" in tables:
         for type_id, ordinal, name in connection.execute("SELECT ntid, ord, name FROM fields"):
             fields.setdefault(int(type_id), []).append((int(ordinal), str(name)))
+    templates: dict[int, list[tuple[int, AnkiTemplate]]] = {}
+    if "templates" in tables:
+        for type_id, ordinal, name, config in connection.execute("SELECT ntid, ord, name, config FROM templates"):
+            formats = {1: "", 2: ""}  # Template.Config: q_format = 1, a_format = 2
+            for number, _, value in _protobuf_fields(bytes(config or b""), f"template {name!r}"):
+                if number in formats and isinstance(value, bytes):
+                    formats[number] = _utf8(value, f"template {name!r}")
+            template = AnkiTemplate(name=str(name), front=formats[1], back=formats[2])
+            templates.setdefault(int(type_id), []).append((int(ordinal), template))
     note_types: dict[int, AnkiNoteType] = {}
     unsupported: dict[int, str] = {}
-    for type_id, name, config in connection.execute("SELECT id, name, config FROM notetypes"):
-        kind_code = 0  # proto3 leaves the default (KIND_NORMAL) out
+    for type_id, name, modified, config in connection.execute("SELECT id, name, mtime_secs, config FROM notetypes"):
+        # Notetype.Config: kind = 1 (proto3 leaves the default, KIND_NORMAL, out), sort_field_idx = 2, css = 3.
+        kind_code, sort_field, css = 0, 0, ""
         for number, _, value in _protobuf_fields(bytes(config or b""), f"note type {name!r}"):
             if number == 1 and isinstance(value, int):
                 kind_code = value
+            elif number == 2 and isinstance(value, int):
+                sort_field = value
+            elif number == 3 and isinstance(value, bytes):
+                css = _utf8(value, f"note type {name!r}")
         kind = _KINDS.get(kind_code)
         if kind is None:
             unsupported[int(type_id)] = str(name)
             continue
         names = [field_name for _, field_name in sorted(fields.get(int(type_id), []))]
-        note_types[int(type_id)] = AnkiNoteType(id=int(type_id), name=str(name), kind=kind, fields=names)
+        note_types[int(type_id)] = AnkiNoteType(
+            id=int(type_id),
+            name=str(name),
+            kind=kind,
+            fields=names,
+            templates=[template for _, template in sorted(templates.get(int(type_id), []), key=lambda t: t[0])],
+            css=css,
+            modified=_int_or_zero(modified),
+            sort_field=sort_field,
+        )
     return note_types, unsupported
+
+
+def _int_or_zero(value: object) -> int:
+    try:
+        return int(value)  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        return 0
 
 
 def _decks_legacy(decks_json: str) -> dict[int, str]:

@@ -22,9 +22,10 @@ from apps.content.content_files.report import LoadReport, ModelCounts, ReportIte
 from apps.content.content_files.schema import SLUG_PATTERN, CourseDoc
 from apps.content.content_files.source import ContentFilesInvalid
 from apps.content.content_files.validate import term_in_definition
-from apps.content.models import Course, Deck, Lesson
+from apps.content.models import Card, Course, Deck, Lesson
 from apps.content.text import authored_line, authored_text
-from apps.interchange.anki_export import FIELD_NAMES, anki_note_guid
+from apps.interchange.anki_export import FIELD_NAMES, NOTE_TYPE_ID, anki_note_guid
+from apps.interchange.anki_origins import content_tags, note_origins_store
 from apps.interchange.anki_package import AnkiPackage, AnkiPackageInvalid, PackageLimits, anki_package_read
 from apps.interchange.card_html import CardFormat, card_text, plain_line, plain_text
 from apps.interchange.media import media_files_store, media_kind_sniff, media_sha256, media_url
@@ -172,6 +173,7 @@ def deck_import(
     suffix = PurePath(source.name).suffix.lower()
     media: dict[str, bytes] = {}
     media_refused: list[str] = []
+    package: AnkiPackage | None = None
     if suffix in ANKI_SUFFIXES:
         package = _package_read(source)
         media, media_refused = _media_accepted(package.media)
@@ -215,6 +217,13 @@ def deck_import(
             )
             more = f" (and {len(exc.errors) - LISTED_ERRORS} more)" if len(exc.errors) > LISTED_ERRORS else ""
             raise ImportRefused(f"The course would break its content rules with this import: {listed}{more}") from exc
+        if package is not None and not dry_run:
+            imported_guids = [card.anki_guid for card in cards if card.anki_guid]
+            note_origins_store(
+                cards=Card.objects.filter(deck__slug=deck_slug, anki_guid__in=imported_guids),
+                package=package,
+                skip_note_type_ids={NOTE_TYPE_ID},
+            )
 
     imported = {f"{deck_slug}/{card.slug}" for card in cards}
     changes = [
@@ -366,23 +375,13 @@ def _cards_from_package(
                 definition=definition,
                 example=example,
                 format=text.format,
-                tags=_tags(note.tags),
+                tags=content_tags(note.tags),
                 anki_guid="" if native_slug else note.guid,
                 media=text.media,
                 code=code,
             )
         )
     return cards, skipped
-
-
-# Anki's own marks on a learner's note, not content: Anki drops them from a shared deck's export too.
-ANKI_SYSTEM_TAGS = frozenset({"marked", "leech"})
-
-
-def _tags(tags: list[str]) -> list[str]:
-    """Distinct, in their first order, without Anki's system tags; a tag too long for the schema is cut
-    rather than losing the card."""
-    return list(dict.fromkeys(tag[:100] for tag in tags if tag and tag.casefold() not in ANKI_SYSTEM_TAGS))
 
 
 def _term_slug(term: str) -> str:
@@ -420,7 +419,7 @@ def _cards_from_rows(rows: list[TabularRow]) -> tuple[list[ImportedCard], list[S
                 definition=definition,
                 example=example,
                 format=text.format,
-                tags=_tags(row.tags),
+                tags=content_tags(row.tags),
                 anki_guid="",
             )
         )

@@ -1,11 +1,17 @@
-"""Build and study a collection with Anki's own library over simulated days; run under libfaketime.
+"""Anki's own library at work on collections, for the parity tests; run as a script, never imported by them.
 
-Run as a script by `tests.interchange.real_anki`, never imported by the tests: the clock it moves is
-the process's own (libfaketime reads FAKETIME_TIMESTAMP_FILE on every call, and this script writes
-it). Anki's Rust engine schedules every answer with FSRS on; the script then exports the collection
-with its scheduling and writes, per card, what Anki itself computes of its memory from the revlog.
-
-    python anki_study.py OUT_DIR SEED
+python anki_study.py study OUT_DIR SEED
+    Build a collection and study it over simulated days, under libfaketime: the clock it moves is
+    the process's own (libfaketime reads FAKETIME_TIMESTAMP_FILE on every call, and this script
+    writes it). Anki's Rust engine schedules every answer with FSRS on; the collection is then
+    exported with its scheduling, and what Anki computes of each card's memory from its revlog
+    is written beside it.
+python anki_study.py import COLLECTION PACKAGE OUT_JSON
+    Import a package into a collection (a new one if it does not exist) with the options Anki's
+    import dialog starts with, and write what the import logged, the notes, note types, cards
+    and what Check Media finds.
+python anki_study.py export COLLECTION PACKAGE
+    Export the whole collection as Anki's "Anki Deck Package" does by default: no scheduling, media.
 """
 
 from __future__ import annotations
@@ -27,6 +33,9 @@ PARAMETERS = [
     1.4835, 0.0614, 0.2629, 1.6483, 0.6014, 1.8729, 0.5425, 0.0912, 0.0658, 0.1542,
 ]  # fmt: skip
 RATINGS = (1, 2, 3, 3, 3, 3, 3, 3, 4, 4)
+# The first bytes of a PNG image and of an MP3 with an ID3 tag: enough for either side to take them as such.
+PNG_BYTES = b"\x89PNG\r\n\x1a\n" + bytes(24)
+MP3_BYTES = b"ID3\x04\x00\x00\x00\x00\x00\x00" + bytes(24)
 
 
 def set_clock(moment: float) -> None:
@@ -35,26 +44,37 @@ def set_clock(moment: float) -> None:
     )
 
 
-def main(out: Path, seed: int) -> None:
+def study(out: Path, seed: int) -> None:
     set_clock(START)
+    # Imported once the clock is set: the engine reads it as it starts.
     from anki.collection import Collection, ExportAnkiPackageOptions
+    from anki.decks import DeckId
 
     rng = random.Random(seed)  # noqa: S311 - a simulated learner
     col = Collection(str(out / "study.anki2"))
     col.set_config("fsrs", True)
     deck_id = col.decks.id("Pipelines")
+    assert deck_id is not None
     config = col.decks.config_dict_for_deck_id(deck_id)
     config["fsrsParams6"] = PARAMETERS
     config["desiredRetention"] = 0.9
     config["new"]["perDay"] = 12
     col.decks.update_config(config)
     basic = col.models.by_name("Basic")
+    assert basic is not None
     for index in range(NOTES):
         note = col.new_note(basic)
         note["Front"] = f"Which tf.data transformation {index}?"
         note["Back"] = f"Answer {index}: <b>prefetch</b>"
         note.tags = ["tfdata", "marked"] if index % 7 == 0 else ["tfdata"]
         col.add_note(note, deck_id)
+    # One note shows an image and plays a sound from the collection's media folder.
+    col.media.write_data("pipeline chart.png", PNG_BYTES)
+    col.media.write_data("say.mp3", MP3_BYTES)
+    note = col.new_note(basic)
+    note["Front"] = "Which picture shows the input pipeline?"
+    note["Back"] = 'This one: <img src="pipeline chart.png"> [sound:say.mp3]'
+    col.add_note(note, deck_id)
     card_ids = sorted(col.find_cards("deck:Pipelines"))
     forgotten_relearned, forgotten_left, due_set = card_ids[3], card_ids[4], card_ids[5]
     now = float(START)
@@ -69,7 +89,7 @@ def main(out: Path, seed: int) -> None:
             now += rng.randrange(4, 600)
             set_clock(now)
             card.start_timer()
-            col.sched.answerCard(card, rng.choice(RATINGS))
+            col.sched.answerCard(card, rng.choice(RATINGS))  # type: ignore[arg-type]
 
     for day in range(DAYS):
         col.decks.select(deck_id)
@@ -86,24 +106,24 @@ def main(out: Path, seed: int) -> None:
             events.append(f"set due {due_set} on day {day}")
         if day == 90:
             # Reviewing ahead in a filtered deck that reschedules: answers count as reviews.
-            early = col.sched.get_or_create_filtered_deck(deck_id=0)
+            early = col.sched.get_or_create_filtered_deck(deck_id=DeckId(0))
             early.name = "Ahead"
             early.config.reschedule = True
             del early.config.search_terms[:]
             early.config.search_terms.add(search="deck:Pipelines prop:due>0 prop:due<6", limit=8, order=0)
-            ahead = col.sched.add_or_update_filtered_deck(early).id
+            ahead = DeckId(col.sched.add_or_update_filtered_deck(early).id)
             col.decks.select(ahead)
             study(8)
             col.sched.empty_filtered_deck(ahead)
             events.append(f"reviewed ahead on day {day}")
         if day == 110:
             # A preview deck that does not reschedule: cramming, which leaves memory alone.
-            cram = col.sched.get_or_create_filtered_deck(deck_id=0)
+            cram = col.sched.get_or_create_filtered_deck(deck_id=DeckId(0))
             cram.name = "Cram"
             cram.config.reschedule = False
             del cram.config.search_terms[:]
             cram.config.search_terms.add(search="deck:Pipelines is:review", limit=6, order=0)
-            crammed = col.sched.add_or_update_filtered_deck(cram).id
+            crammed = DeckId(col.sched.add_or_update_filtered_deck(cram).id)
             col.decks.select(crammed)
             study(6)
             col.sched.empty_filtered_deck(crammed)
@@ -113,6 +133,8 @@ def main(out: Path, seed: int) -> None:
     events.append(f"forgot {forgotten_left} at the end")
 
     today = col.sched.today
+    db = col.db
+    assert db is not None
     cards = []
     for card_id in card_ids:
         card = col.get_card(card_id)
@@ -126,11 +148,13 @@ def main(out: Path, seed: int) -> None:
                 "due_in_days": card.due - today if card.type == 2 else None,
                 "stability": memory.stability if memory.stability else None,
                 "difficulty": memory.difficulty if memory.difficulty else None,
-                "last_review_ms": col.db.scalar("select max(id) from revlog where cid = ? and ease > 0", card_id),
+                "last_review_ms": db.scalar("select max(id) from revlog where cid = ? and ease > 0", card_id),
             }
         )
-    kinds = dict(col.db.all("select type, count() from revlog group by type"))
-    resets = col.db.scalar("select count() from revlog where type = 4 and factor = 0")
+    kinds: dict[int, int] = {
+        int(kind): int(count) for kind, count in db.all("select type, count() from revlog group by type")
+    }
+    resets = db.scalar("select count() from revlog where type = 4 and factor = 0")
     package = out / "study.apkg"
     col.export_anki_package(
         out_path=str(package),
@@ -145,7 +169,7 @@ def main(out: Path, seed: int) -> None:
         "events": events,
         "revlog_kinds": {str(kind): count for kind, count in kinds.items()},
         "resets": resets,
-        "revlog": col.db.scalar("select count() from revlog"),
+        "revlog": db.scalar("select count() from revlog"),
         "special": {"relearned_after_reset": forgotten_relearned, "left_new": forgotten_left, "due_set": due_set},
         "guids": {str(card_id): col.get_card(card_id).note().guid for card_id in card_ids},
     }
@@ -153,5 +177,84 @@ def main(out: Path, seed: int) -> None:
     col.close()
 
 
+def import_package(collection: Path, package: Path, out: Path) -> None:
+    from anki.collection import Collection, ImportAnkiPackageOptions, ImportAnkiPackageRequest
+    from anki.import_export_pb2 import ImportAnkiPackageUpdateCondition
+    from anki.models import NotetypeId
+
+    col = Collection(str(collection))
+    if_newer = ImportAnkiPackageUpdateCondition.IMPORT_ANKI_PACKAGE_UPDATE_CONDITION_IF_NEWER
+    options = ImportAnkiPackageOptions(
+        merge_notetypes=False,
+        update_notes=if_newer,
+        update_notetypes=if_newer,
+        with_scheduling=False,
+        with_deck_configs=False,
+    )
+    log = col.import_anki_package(ImportAnkiPackageRequest(package_path=str(package), options=options)).log
+    db = col.db
+    assert db is not None
+    notes = {}
+    for note_id in col.find_notes(""):
+        note = col.get_note(note_id)
+        notes[note.guid] = {
+            "note_type_id": note.mid,
+            "fields": list(note.fields),
+            "tags": list(note.tags),
+            "modified": note.mod,
+        }
+    note_types = {}
+    for entry in col.models.all_names_and_ids():
+        model = col.models.get(NotetypeId(entry.id))
+        assert model is not None
+        note_types[str(entry.id)] = {
+            "name": model["name"],
+            "fields": [field["name"] for field in model["flds"]],
+            "templates": [[template["name"], template["qfmt"], template["afmt"]] for template in model["tmpls"]],
+            "css": model["css"],
+        }
+    cards = {
+        str(guid): {"type": kind, "queue": queue, "interval": interval, "due": due}
+        for guid, kind, queue, interval, due in db.all(
+            "select n.guid, c.type, c.queue, c.ivl, c.due from cards c join notes n on n.id = c.nid"
+        )
+    }
+    check = col.media.check()
+    report = {
+        "log": {
+            name: len(getattr(log, name))
+            for name in ("new", "updated", "duplicate", "conflicting", "first_field_match", "missing_notetype")
+        },
+        "notes": notes,
+        "note_types": note_types,
+        "cards": cards,
+        "media_missing": list(check.missing),
+        "media_unused": list(check.unused),
+        "media_files": sorted(path.name for path in Path(col.media.dir()).iterdir()),
+    }
+    out.write_text(json.dumps(report, indent=1), encoding="utf-8")
+    col.close()
+
+
+def export_package(collection: Path, package: Path) -> None:
+    from anki.collection import Collection, ExportAnkiPackageOptions
+
+    col = Collection(str(collection))
+    col.export_anki_package(
+        out_path=str(package),
+        options=ExportAnkiPackageOptions(with_scheduling=False, with_deck_configs=False, with_media=True, legacy=False),
+        limit=None,
+    )
+    col.close()
+
+
 if __name__ == "__main__":
-    main(Path(sys.argv[1]), int(sys.argv[2]))
+    command, *arguments = sys.argv[1:]
+    if command == "study":
+        study(Path(arguments[0]), int(arguments[1]))
+    elif command == "import":
+        import_package(Path(arguments[0]), Path(arguments[1]), Path(arguments[2]))
+    elif command == "export":
+        export_package(Path(arguments[0]), Path(arguments[1]))
+    else:
+        raise SystemExit(f"unknown command {command!r}")

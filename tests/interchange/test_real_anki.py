@@ -9,6 +9,7 @@ date and cramming leave memory alone, reviewing ahead in a rescheduling filtered
 from __future__ import annotations
 
 import io
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,7 +17,8 @@ from django.utils import timezone
 
 from apps.content.content_files.load import content_sources_load
 from apps.content.content_files.source import ContentSource
-from apps.content.models import Card, Course, Lesson
+from apps.content.models import Card, Course, Deck, Lesson
+from apps.interchange.anki_export import decks_anki_package
 from apps.interchange.services import ImportSource, deck_import
 from apps.srs.anki_history import SkipReason, anki_history_import_create, anki_history_import_run
 from apps.srs.learner_settings import scheduling_settings_update
@@ -24,7 +26,7 @@ from apps.srs.load_balancing import fuzz_interval_range, local_day
 from apps.srs.models import CardMemory
 from apps.srs.scheduling import SchedulerConfig
 from tests.content.course_files import minimal_course, to_yaml
-from tests.interchange.real_anki import anki_collection_studied
+from tests.interchange.real_anki import anki_collection_studied, anki_export, anki_import, collection_copy
 from tests.srs.conftest import make_learner
 
 STABILITY_RELATIVE = 1e-3
@@ -79,7 +81,7 @@ def test_the_simulated_collection_holds_every_kind_of_history(studied: dict[str,
     kinds = studied["revlog_kinds"]
     assert {"0", "1", "2", "3", "4"} <= set(kinds), kinds
     assert studied["resets"] == 2
-    assert len(studied["cards"]) == 40
+    assert len(studied["cards"]) == 41
 
 
 def test_memory_states_equal_ankis_own_card_by_card(studied: dict[str, Any], imported: dict[str, Card]) -> None:
@@ -140,3 +142,68 @@ def test_intervals_lie_in_the_fuzz_range_of_ankis_interval(studied: dict[str, An
             )
     assert compared >= 25
     assert not outside, outside
+
+
+# --- packages both ways ------------------------------------------------------------------------------------------
+
+
+def test_anki_to_here_to_anki_leaves_every_note_as_it_was(
+    studied: dict[str, Any], imported: dict[str, Card], tmp_path: Path
+) -> None:
+    """Into the profile it came from, with Anki's default options, the export here changes nothing there:
+    no note new or conflicting, fields, tags, note types and scheduling as they were, media all present."""
+    assert len(imported) == len(studied["cards"])
+    exported = decks_anki_package(decks=[Deck.objects.get(slug="from-anki")])
+    # Anki's own package imported back into its own profile is the baseline: it changes nothing.
+    baseline = anki_import(collection_copy(studied["collection"], tmp_path / "baseline"), studied["package_bytes"])
+    after = anki_import(collection_copy(studied["collection"], tmp_path / "learner"), exported)
+    assert after["log"]["new"] == after["log"]["conflicting"] == after["log"]["missing_notetype"] == 0, after["log"]
+    assert after["log"]["duplicate"] + after["log"]["updated"] == len(imported)
+    assert after["notes"] == baseline["notes"]
+    assert after["note_types"] == baseline["note_types"]
+    assert after["cards"] == baseline["cards"]
+    assert after["media_missing"] == []
+
+    # Into a profile that never had them: the notes arrive on their own note type, with their media.
+    fresh = anki_import(tmp_path / "fresh" / "collection.anki2", exported)
+    assert fresh["log"]["new"] == len(imported)
+    assert {guid: note["fields"] for guid, note in fresh["notes"].items()} == {
+        guid: note["fields"] for guid, note in baseline["notes"].items()
+    }
+    assert fresh["media_missing"] == []
+    assert {"pipeline chart.png", "say.mp3"} <= set(fresh["media_files"])
+
+
+def test_an_edit_here_updates_that_note_alone_in_anki_and_keeps_its_scheduling(
+    studied: dict[str, Any], imported: dict[str, Card], tmp_path: Path
+) -> None:
+    edited = next(card for card in imported.values() if card.term.startswith("Which tf.data transformation 1?"))
+    edited.definition = "Answer 1, edited here: interleave"
+    edited.save()
+    exported = decks_anki_package(decks=[Deck.objects.get(slug="from-anki")])
+    baseline = anki_import(collection_copy(studied["collection"], tmp_path / "baseline"), studied["package_bytes"])
+    after = anki_import(collection_copy(studied["collection"], tmp_path / "learner"), exported)
+    assert after["log"]["updated"] == 1 and after["log"]["new"] == after["log"]["conflicting"] == 0, after["log"]
+    assert after["notes"][edited.anki_guid]["fields"][1] == "Answer 1, edited here: interleave"
+    assert after["notes"][edited.anki_guid]["note_type_id"] == baseline["notes"][edited.anki_guid]["note_type_id"]
+    assert after["cards"] == baseline["cards"]
+    others = {guid: note for guid, note in after["notes"].items() if guid != edited.anki_guid}
+    assert others == {guid: note for guid, note in baseline["notes"].items() if guid != edited.anki_guid}
+
+
+def test_here_to_anki_to_here_changes_nothing_here(shipped_course: Any, tmp_path: Path) -> None:
+    deck = Deck.objects.select_related("lesson__course").get(slug="tf-data-pipelines")
+    before = list(Card.objects.filter(deck=deck).order_by("pk").values())
+    in_anki = anki_import(tmp_path / "anki" / "collection.anki2", decks_anki_package(decks=[deck]))
+    assert in_anki["log"]["new"] == Card.objects.filter(deck=deck, archived=False).count()
+    back = anki_export(tmp_path / "anki" / "collection.anki2")
+    report = deck_import(
+        course=deck.lesson.course,
+        lesson=deck.lesson,
+        deck_slug=deck.slug,
+        deck_title=None,
+        source=ImportSource(name="from-anki.apkg", file=io.BytesIO(back)),
+        dry_run=False,
+    )
+    assert (report.cards.created, report.cards.updated, report.cards.archived) == (0, 0, 0), report.lines()
+    assert list(Card.objects.filter(deck=deck).order_by("pk").values()) == before
