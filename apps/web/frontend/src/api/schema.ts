@@ -1139,7 +1139,7 @@ export interface components {
             matched: number;
             /** @description Reviews this import recorded. */
             applied: number;
-            /** @description Entries not recorded, by reason: already_recorded, before_2000, card_archived, card_not_matched, filtered_without_rescheduling, in_the_future, manual, no_answer, other_card_of_note, rescheduled, unknown_kind. */
+            /** @description Entries not recorded, by reason: already_recorded, before_2000, before_last_learning, before_reset, card_archived, card_not_matched, filtered_without_rescheduling, in_the_future, manual, no_answer, other_card_of_note, rescheduled, unknown_kind. */
             skipped: {
                 [key: string]: number;
             };
