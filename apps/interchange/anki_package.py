@@ -12,7 +12,7 @@ import unicodedata
 import zipfile
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import BinaryIO, Literal
 
@@ -108,6 +108,9 @@ class AnkiCard:
     note_id: int
     ordinal: int
     deck_id: int
+    # Anki's card type (0 new, 1 learning, 2 review, 3 relearning) and its due: a day number for a review card.
+    kind: int = 0
+    due: int = 0
 
 
 @dataclass(frozen=True)
@@ -132,6 +135,8 @@ class AnkiPackage:
     decks: dict[int, str]
     media: dict[str, bytes] = field(default_factory=dict)
     reviews: list[AnkiReview] = field(default_factory=list)
+    # When the collection's day 0 began (col.crt, seconds): a review card's due counts days from it.
+    day_zero: int = 0
 
 
 def anki_package_read(file: BinaryIO | Path, *, limits: PackageLimits = DEFAULT_LIMITS) -> AnkiPackage:
@@ -256,15 +261,7 @@ def _package_from_archive(archive: zipfile.ZipFile, limits: PackageLimits) -> An
     else:
         database = reader.read(collection_name)
     package = _collection_read(database, limits)
-    media = _media_read(reader, latest=latest)
-    return AnkiPackage(
-        note_types=package.note_types,
-        notes=package.notes,
-        cards=package.cards,
-        decks=package.decks,
-        media=media,
-        reviews=package.reviews,
-    )
+    return replace(package, media=_media_read(reader, latest=latest))
 
 
 def _meta_version(reader: _Reader) -> int:
@@ -469,9 +466,19 @@ def _collection_from_connection(connection: sqlite3.Connection, limits: PackageL
     ]
     _refuse_unknown_note_types(notes, note_types, unsupported)
     cards = [
-        AnkiCard(id=int(card_id), note_id=int(note_id), ordinal=int(ordinal), deck_id=int(deck_id))
-        for card_id, note_id, ordinal, deck_id in connection.execute("SELECT id, nid, ord, did FROM cards ORDER BY id")
+        AnkiCard(
+            id=int(card_id),
+            note_id=int(note_id),
+            ordinal=int(ordinal),
+            deck_id=int(deck_id),
+            kind=_int_or_zero(kind),
+            due=_int_or_zero(due),
+        )
+        for card_id, note_id, ordinal, deck_id, kind, due in connection.execute(
+            "SELECT id, nid, ord, did, type, due FROM cards ORDER BY id"
+        )
     ]
+    created = connection.execute("SELECT crt FROM col LIMIT 1").fetchone() if "col" in tables else None
     reviews: list[AnkiReview] = []
     if "revlog" in tables:
         reviews = [
@@ -489,7 +496,15 @@ def _collection_from_connection(connection: sqlite3.Connection, limits: PackageL
                 "SELECT id, cid, ease, type, ivl, lastIvl, factor, time FROM revlog ORDER BY id"
             )
         ]
-    return AnkiPackage(note_types=note_types, notes=notes, cards=cards, decks=decks, media={}, reviews=reviews)
+    return AnkiPackage(
+        note_types=note_types,
+        notes=notes,
+        cards=cards,
+        decks=decks,
+        media={},
+        reviews=reviews,
+        day_zero=_int_or_zero(created[0]) if created else 0,
+    )
 
 
 def _refuse_unknown_note_types(

@@ -7,7 +7,7 @@ import logging
 import uuid
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from enum import IntEnum
 from typing import IO, Any
@@ -28,7 +28,9 @@ from apps.interchange.anki_package import (
     PackageLimits,
     anki_package_read,
 )
-from apps.srs.models import AnkiHistoryImport, AnkiHistoryStatus, ReviewLog
+from apps.srs.config import learner_day_bounds, scheduling_settings_get
+from apps.srs.models import AnkiHistoryImport, AnkiHistoryStatus, CardMemory, ReviewLog
+from apps.srs.scheduling import MemoryStage
 from apps.srs.services import BATCH_LIMIT, MAX_DURATION_MS, ReviewInput, reviews_submit
 
 logger = logging.getLogger(__name__)
@@ -46,6 +48,7 @@ _CLIENT_ID_NAMESPACE = uuid.UUID("5b0c1f8e-4a7d-5c3e-9a51-6f2d8e0b7a14")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 # A negative revlog interval is in seconds: minus a day or more counts as a day's interval.
 _SECONDS_PER_DAY = 86_400
+_ANKI_REVIEW_CARD = 2
 
 
 class RevlogKind(IntEnum):
@@ -97,6 +100,8 @@ class HistoryPlan:
     total: int
     matched: int
     skipped: Counter[str]
+    # Cards whose due date Anki's Set due date moved after their last answer: a moment on the day it set.
+    due_dates: dict[int, datetime] = field(default_factory=dict)
 
 
 def anki_client_review_id(*, learner_id: int, revlog_id: int, guid: str) -> uuid.UUID:
@@ -171,7 +176,38 @@ def anki_history_plan(
         total=len(package.reviews),
         matched=matched,
         skipped=skipped,
+        due_dates=_due_dates_set(
+            package, cards_by_guid=cards_by_guid, first_cards={c for _, c in first_card_of_note.values()}
+        ),
     )
+
+
+def _due_dates_set(
+    package: AnkiPackage, *, cards_by_guid: dict[str, int], first_cards: set[int]
+) -> dict[int, datetime]:
+    """The cards a Set due date moved after their last answer, and a moment on the day Anki set.
+
+    Set due date leaves a card's memory alone and moves its due day only: what Anki's card says
+    (a review card's due is a day number from the collection's day 0) is where it falls due here.
+    """
+    guid_of_note = {note.id: note.guid for note in package.notes}
+    last_entry: dict[int, AnkiReview] = {}
+    for entry in package.reviews:
+        counts = entry.card_id in first_cards and (entry.ease > 0 or entry.kind == RevlogKind.MANUAL)
+        if counts and (entry.card_id not in last_entry or entry.id > last_entry[entry.card_id].id):
+            last_entry[entry.card_id] = entry
+    moved: dict[int, datetime] = {}
+    for anki_card in package.cards:
+        entry = last_entry.get(anki_card.id)
+        if entry is None or entry.kind != RevlogKind.MANUAL or _is_reset(entry) or anki_card.kind != _ANKI_REVIEW_CARD:
+            continue
+        card_id = cards_by_guid.get(guid_of_note.get(anki_card.note_id, ""))
+        if card_id is None or not package.day_zero:
+            continue
+        # Midday of that day, clear of where either side's day starts.
+        moment = _EPOCH + timedelta(seconds=package.day_zero, days=anki_card.due, hours=12)
+        moved[card_id] = moment
+    return moved
 
 
 def _is_reset(entry: AnkiReview) -> bool:
@@ -385,6 +421,17 @@ def _replay(row: AnkiHistoryImport, *, now: datetime) -> None:
             row.skipped[SkipReason.ALREADY_RECORDED] = row.skipped.get(SkipReason.ALREADY_RECORDED, 0) + already
         row.progress_done += len(chunk)
         _progress_save(row)
+    _due_dates_move(learner=learner, due_dates=plan.due_dates)
+
+
+def _due_dates_move(*, learner: Any, due_dates: dict[int, datetime]) -> None:
+    """Each card's due date to the start of the learner's day that holds its moment, where it is in review."""
+    if not due_dates:
+        return
+    settings = scheduling_settings_get(learner=learner)
+    for card_id, moment in due_dates.items():
+        day_start, _ = learner_day_bounds(settings, now=moment)
+        CardMemory.objects.filter(learner=learner, card_id=card_id, stage=MemoryStage.REVIEW).update(due=day_start)
 
 
 def _not_yet_recorded(*, learner_id: int, reviews: Iterable[ReviewInput]) -> list[ReviewInput]:

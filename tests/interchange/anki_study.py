@@ -131,6 +131,12 @@ def study(out: Path, seed: int) -> None:
     # Forgotten on the last day and not studied again: new in Anki.
     col.sched.schedule_cards_as_new([forgotten_left], restore_position=True, reset_counts=False)
     events.append(f"forgot {forgotten_left} at the end")
+    # Moved by Set due date after its last answer: due on the day set, its memory untouched.
+    due_set_last = next(
+        card_id for card_id in card_ids[6:] if col.get_card(card_id).type == 2 and col.get_card(card_id).ivl > 3
+    )
+    col.sched.set_due_date([due_set_last], "15")
+    events.append(f"set due {due_set_last} at the end")
 
     today = col.sched.today
     db = col.db
@@ -170,7 +176,14 @@ def study(out: Path, seed: int) -> None:
         "revlog_kinds": {str(kind): count for kind, count in kinds.items()},
         "resets": resets,
         "revlog": db.scalar("select count() from revlog"),
-        "special": {"relearned_after_reset": forgotten_relearned, "left_new": forgotten_left, "due_set": due_set},
+        "special": {
+            "relearned_after_reset": forgotten_relearned,
+            "left_new": forgotten_left,
+            "due_set": due_set,
+            "due_set_last": due_set_last,
+        },
+        # The learner's date of Anki's "today" (the day starts at 4:00 UTC): review cards fall due days after it.
+        "today": time.strftime("%Y-%m-%d", time.gmtime(now - 4 * 3600)),
         "guids": {str(card_id): col.get_card(card_id).note().guid for card_id in card_ids},
     }
     (out / "study.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")

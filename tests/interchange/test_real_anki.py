@@ -9,6 +9,7 @@ date and cramming leave memory alone, reviewing ahead in a rescheduling filtered
 from __future__ import annotations
 
 import io
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -117,10 +118,11 @@ def test_intervals_lie_in_the_fuzz_range_of_ankis_interval(studied: dict[str, An
     _history_imported(learner, studied)
     config = SchedulerConfig(parameters=tuple(studied["parameters"]))
     due_set = studied["guids"][str(studied["special"]["due_set"])]
+    due_set_last = studied["guids"][str(studied["special"]["due_set_last"])]
     outside: dict[str, Any] = {}
     compared = 0
     for anki_card in studied["cards"]:
-        if anki_card["type"] != _REVIEW_TYPE or anki_card["guid"] == due_set:
+        if anki_card["type"] != _REVIEW_TYPE or anki_card["guid"] in (due_set, due_set_last):
             continue
         memory = CardMemory.objects.get(learner=learner, card=imported[anki_card["guid"]])
         unfuzzed = config.scheduler()._next_interval(stability=anki_card["stability"])
@@ -207,3 +209,17 @@ def test_here_to_anki_to_here_changes_nothing_here(shipped_course: Any, tmp_path
     )
     assert (report.cards.created, report.cards.updated, report.cards.archived) == (0, 0, 0), report.lines()
     assert list(Card.objects.filter(deck=deck).order_by("pk").values()) == before
+
+
+def test_a_set_due_date_after_the_last_answer_moves_the_due_day_alone(
+    studied: dict[str, Any], imported: dict[str, Card]
+) -> None:
+    learner = _learner_as_in_anki(studied)
+    _history_imported(learner, studied)
+    anki_card = next(
+        card for card in studied["cards"] if card["guid"] == studied["guids"][str(studied["special"]["due_set_last"])]
+    )
+    memory = CardMemory.objects.get(learner=learner, card=imported[anki_card["guid"]])
+    anki_due = date.fromisoformat(studied["today"]) + timedelta(days=anki_card["due_in_days"])
+    assert local_day(memory.due, timezone="UTC", day_start_hour=4) == anki_due
+    assert abs(memory.stability - anki_card["stability"]) / anki_card["stability"] <= STABILITY_RELATIVE
