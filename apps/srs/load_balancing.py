@@ -22,24 +22,19 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta
 from types import EllipsisType
 
-from fsrs.scheduler import FUZZ_RANGES
-
 from apps.srs.scheduling import (
     MemoryStage,
     MemoryState,
     Rating,
     SchedulerConfig,
     card_fuzz_seed,
+    fuzz_range,
     intervals_ordered,
     learner_day,
     review_outcomes,
     zone_named,
 )
 
-# fsrs fuzzes no interval shorter than this many days (`Scheduler._get_fuzzed_interval`).
-FUZZ_SHORTEST_DAYS = 2.5
-# fsrs never fuzzes an interval below two days.
-FUZZ_LOWEST_DAYS = 2
 WEEKDAYS: tuple[str, ...] = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
 
@@ -207,19 +202,8 @@ def _days_after(reviewed_at: datetime, load: DueLoad) -> _DaysAfter:
 
 
 def fuzz_interval_range(interval_days: int, *, maximum_interval: int) -> tuple[int, int] | None:
-    """The range of days `fsrs` 6.3.2 fuzzes an interval into; None for an interval it leaves alone.
-
-    The same arithmetic as fsrs's own range (a band of 15% of the days from 2.5 to 7, 10% from 7 to
-    20 and 5% beyond, plus one day each side), which it keeps private to its fuzzing method.
-    """
-    if interval_days < FUZZ_SHORTEST_DAYS:
-        return None
-    delta = 1.0
-    for band in FUZZ_RANGES:
-        delta += band["factor"] * max(min(float(interval_days), band["end"]) - band["start"], 0.0)
-    high = min(round(interval_days + delta), maximum_interval)
-    low = min(max(FUZZ_LOWEST_DAYS, round(interval_days - delta)), high)
-    return low, high
+    """The range of days the scheduler fuzzes an interval into (`scheduling.fuzz_range`); None for one it leaves."""
+    return fuzz_range(interval_days, maximum_interval=maximum_interval)
 
 
 @functools.lru_cache(maxsize=8192)

@@ -7,6 +7,7 @@ objects here and nowhere else. Times are timezone-aware UTC.
 from __future__ import annotations
 
 import functools
+import math
 import random
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -115,7 +116,8 @@ def _scheduler_for(config: SchedulerConfig) -> fsrs.Scheduler:
             learning_steps=[timedelta(seconds=s) for s in config.learning_steps],
             relearning_steps=[timedelta(seconds=s) for s in config.relearning_steps],
             maximum_interval=config.maximum_interval,
-            enable_fuzzing=True,
+            # The fuzz is drawn here (`fuzzed_days`), as Anki draws it.
+            enable_fuzzing=False,
         )
         if len(_scheduler_cache) > 256:
             _scheduler_cache.clear()
@@ -388,8 +390,15 @@ def _memoised_outcomes(
         for rating in _RATINGS
     }
     stages = {rating: _STAGES[card.state] for rating, card in cards.items()}
+    unordered = {}
+    for rating, card in cards.items():
+        interval = card.due - reviewed_at
+        if stages[rating] == MemoryStage.REVIEW:
+            with _seeded_fuzz(fuzz_seed):
+                interval = timedelta(days=fuzzed_days(interval.days, maximum_interval=config.maximum_interval))
+        unordered[rating] = interval
     intervals = intervals_ordered(
-        {rating: card.due - reviewed_at for rating, card in cards.items()},
+        unordered,
         stages=stages,
         before=stage,
         good_stability=float(cards[Rating.GOOD].stability or 0.0),
@@ -412,6 +421,38 @@ def _memoised_outcomes(
             )
         )
     return tuple(outcomes)
+
+
+# fsrs's and Anki's fuzz: no interval shorter than this many days is fuzzed, none fuzzed below two days, and
+# the band is one day plus these shares of the days in each span, each side.
+FUZZ_SHORTEST_DAYS = 2.5
+FUZZ_LOWEST_DAYS = 2
+FUZZ_BANDS: tuple[tuple[float, float, float], ...] = ((2.5, 7.0, 0.15), (7.0, 20.0, 0.1), (20.0, math.inf, 0.05))
+
+
+def fuzz_range(interval_days: int, *, maximum_interval: int) -> tuple[int, int] | None:
+    """The days an interval may be fuzzed to, first and last; None for an interval fuzz leaves alone."""
+    if interval_days < FUZZ_SHORTEST_DAYS:
+        return None
+    delta = 1.0
+    for start, end, share in FUZZ_BANDS:
+        delta += share * max(min(float(interval_days), end) - start, 0.0)
+    high = min(round(interval_days + delta), maximum_interval)
+    low = min(max(FUZZ_LOWEST_DAYS, round(interval_days - delta)), high)
+    return low, high
+
+
+def fuzzed_days(interval_days: int, *, maximum_interval: int) -> int:
+    """An interval fuzzed with the current review's draw, as Anki draws it: each day of the range equally likely.
+
+    fsrs rounds its draw and so can land a day past its range's end; Anki floors it, which keeps it within.
+    """
+    bounds = fuzz_range(interval_days, maximum_interval=maximum_interval)
+    if bounds is None:
+        return min(interval_days, maximum_interval)
+    low, high = bounds
+    draw = fsrs_scheduler.random()
+    return min(math.floor(low + draw * (high - low + 1)), high)
 
 
 def intervals_ordered(
@@ -568,10 +609,11 @@ def rescheduled_due(state: MemoryState, *, config: SchedulerConfig, learner_id: 
     scheduler = config.scheduler()
     previous = replace(state, reps=max(state.reps - 1, 0))
     with _seeded_fuzz(card_fuzz_seed(learner_id=learner_id, card_id=card_id, state=previous)):
-        # fsrs's own steps after a review; they are private to its Scheduler, which has no public "interval of".
-        days = scheduler._next_interval(stability=state.stability)
-        interval = scheduler._get_fuzzed_interval(interval=timedelta(days=days))
-    return state.last_review + interval
+        # fsrs's own interval after a review; it is private to its Scheduler, which has no public "interval of".
+        days = fuzzed_days(
+            scheduler._next_interval(stability=state.stability), maximum_interval=config.maximum_interval
+        )
+    return state.last_review + timedelta(days=days)
 
 
 def with_config(config: SchedulerConfig, **changes: Any) -> SchedulerConfig:

@@ -37,6 +37,7 @@ def anki_collection_studied(out: Path, *, seed: int) -> dict[str, Any]:
     library = libfaketime()
     if importlib.util.find_spec("anki") is None or library is None:
         pytest.skip("the real-Anki tests need the anki package and libfaketime (Debian's faketime)")
+    out.mkdir(parents=True, exist_ok=True)
     clock = out / "clock"
     clock.write_text("", encoding="utf-8")
     environment = {

@@ -307,21 +307,22 @@ def test_a_days_reviews_balance_against_the_counts_the_day_began_with(learner, l
     _settings(learner_client, timezone="UTC", day_start_hour=hour)
     now = datetime.now(UTC)
     yesterday = now - DAY
-    # Two empty days in an Easy first review's range: all of yesterday's cards take the first, as their labels said.
-    _load_cards(learner, spare_cards, due_days={n: 3 for n in range(3, 14) if n not in (7, 9)}, now=yesterday)
+    # One empty day in an Easy first review's range (6-10 days): all of yesterday's cards take it, as their labels
+    # said; the day four after it lies in today's range only.
+    _load_cards(learner, spare_cards, due_days={n: 3 for n in range(3, 14) if n not in (7, 11)}, now=yesterday)
     bodies = [review_body(card, 4, yesterday) for card in deck_cards[:2]]
     response = learner_client.post("/api/v1/reviews/batch/", {"reviews": bodies}, format="json")
     assert response.status_code == 200, response.json()
     intervals = [(datetime.fromisoformat(result["due"]) - yesterday).days for result in response.json()["results"]]
     assert intervals == [7, 7]
     # An upload that crosses into today: yesterday's third card still takes day 7, and today's review finds
-    # the three on that day (today + 6) and takes the day that is still empty (today + 8).
+    # the three on that day (today + 6) and takes the one still empty (today + 10).
     crossing = [review_body(deck_cards[2], 4, yesterday + timedelta(minutes=1)), review_body(deck_cards[3], 4, now)]
     response = learner_client.post("/api/v1/reviews/batch/", {"reviews": crossing}, format="json")
     assert response.status_code == 200, response.json()
     first, second = (datetime.fromisoformat(result["due"]) for result in response.json()["results"])
     assert (first - yesterday).days == 7
-    assert (second - now).days == 8
+    assert (second - now).days == 10
 
 
 def test_balancing_a_review_reads_the_day_start_counts_once(learner, learner_client, deck_cards, spare_cards):

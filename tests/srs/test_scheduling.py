@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import random
 import threading
 from collections import Counter
@@ -48,7 +49,7 @@ IDS: dict[str, Any] = {"learner_id": LEARNER_ID, "card_id": CARD_ID}
 
 # A fixed sequence of ratings, each given exactly when the card falls due, and what FSRS-6 (fsrs 6.3.2,
 # default parameters, retention 0.9, steps 1 min / 10 min, relearning 10 min) makes of it. The intervals
-# are fuzzed with learner 1's seed for card 1 at its i-th review, "card:1:1:{i}";
+# are fuzzed as Anki fuzzes them, with learner 1's seed for card 1 at its i-th review, "card:1:1:{i}";
 # `test_pinned_history_matches_fsrs_itself` recomputes every row from the fsrs package directly, so
 # these numbers are checked, not merely recorded.
 PINNED_RATINGS = [3, 3, 3, 3, 1, 3, 3, 2, 4, 3]
@@ -56,14 +57,14 @@ PINNED_HISTORY: list[tuple[MemoryStage, int | None, float, float, timedelta]] = 
     # stage, step, stability, difficulty, interval until due
     (MemoryStage.LEARNING, 1, 2.3065, 2.1181, timedelta(minutes=10)),
     (MemoryStage.REVIEW, None, 2.3065, 2.1112, timedelta(days=2)),
-    (MemoryStage.REVIEW, None, 10.9710, 2.1043, timedelta(days=11)),
-    (MemoryStage.REVIEW, None, 46.3169, 2.0975, timedelta(days=46)),
-    (MemoryStage.RELEARNING, 0, 2.9338, 7.3877, timedelta(minutes=10)),
-    (MemoryStage.REVIEW, None, 2.9338, 7.3756, timedelta(days=4)),
-    (MemoryStage.REVIEW, None, 8.8618, 7.3634, timedelta(days=8)),
-    (MemoryStage.REVIEW, None, 15.6039, 8.2349, timedelta(days=13)),
-    (MemoryStage.REVIEW, None, 39.7145, 7.6304, timedelta(days=42)),
-    (MemoryStage.REVIEW, None, 80.3402, 7.6180, timedelta(days=85)),
+    (MemoryStage.REVIEW, None, 10.9710, 2.1043, timedelta(days=10)),
+    (MemoryStage.REVIEW, None, 43.9660, 2.0975, timedelta(days=44)),
+    (MemoryStage.RELEARNING, 0, 2.8751, 7.3877, timedelta(minutes=10)),
+    (MemoryStage.REVIEW, None, 2.8751, 7.3756, timedelta(days=4)),
+    (MemoryStage.REVIEW, None, 8.7823, 7.3634, timedelta(days=7)),
+    (MemoryStage.REVIEW, None, 14.8838, 8.2349, timedelta(days=13)),
+    (MemoryStage.REVIEW, None, 38.8889, 7.6304, timedelta(days=41)),
+    (MemoryStage.REVIEW, None, 78.7225, 7.6180, timedelta(days=84)),
 ]
 
 
@@ -112,26 +113,23 @@ def _random_history(rng: random.Random) -> list[ReviewEvent]:
 
 
 def _fuzz_bounds(interval: timedelta) -> tuple[timedelta, timedelta]:
-    """The shortest and longest fuzzed interval fsrs can give for an unfuzzed one, from its FUZZ_RANGES table.
-
-    fsrs draws `random() * (hi - lo + 1) + lo` and rounds, so the top of the range is hi + 1 days.
-    """
+    """The shortest and longest fuzzed interval for an unfuzzed one, from fsrs's FUZZ_RANGES table (Anki's too)."""
     days = interval.days
     delta = 1.0 + sum(
         r["factor"] * max(min(float(days), r["end"]) - r["start"], 0.0) for r in fsrs_scheduler.FUZZ_RANGES
     )
-    return timedelta(days=max(2, round(days - delta))), timedelta(days=round(days + delta) + 1)
+    return timedelta(days=max(2, round(days - delta))), timedelta(days=round(days + delta))
 
 
 def _seeded_fsrs_review(card: fsrs.Card, rating: int, at: datetime, seed: str) -> fsrs.Card:
-    """fsrs itself, with its module-level fuzz source replaced by a generator seeded with `seed`."""
-    scheduler = fsrs.Scheduler(enable_fuzzing=True)
-    original = fsrs_scheduler.random
-    fsrs_scheduler.random = random.Random(seed).random  # noqa: S311 - scheduling fuzz, not security
-    try:
-        reviewed, _ = scheduler.review_card(card, fsrs.Rating(rating), at)
-    finally:
-        fsrs_scheduler.random = original
+    """fsrs itself without its fuzz, then fuzzed as Anki fuzzes: the range's first day plus the draw of
+    `random.Random(seed)` times the days in it, floored (fsrs rounds, which can land a day past the range)."""
+    reviewed, _ = fsrs.Scheduler(enable_fuzzing=False).review_card(card, fsrs.Rating(rating), at)
+    interval = reviewed.due - at
+    if reviewed.state == fsrs.State.Review and interval >= timedelta(days=2, hours=12):
+        low, high = (bound.days for bound in _fuzz_bounds(interval))
+        draw = random.Random(seed).random()  # noqa: S311 - scheduling fuzz, not security
+        reviewed.due = at + timedelta(days=min(math.floor(low + draw * (high - low + 1)), high))
     return reviewed
 
 
@@ -148,12 +146,12 @@ def test_pinned_history():
     assert [s.reps for s in states] == list(range(1, 11))
     # The only Again given to a card in Review is the fifth rating.
     assert [s.lapses for s in states] == [0, 0, 0, 0, 1, 1, 1, 1, 1, 1]
-    # 211 days and 20 minutes after the first review: the sum of the pinned intervals.
-    assert states[-1].due == datetime(2026, 8, 4, 9, 20, tzinfo=UTC)
+    # 205 days and 20 minutes after the first review: the sum of the pinned intervals.
+    assert states[-1].due == datetime(2026, 7, 29, 9, 20, tzinfo=UTC)
 
 
 def test_pinned_history_matches_fsrs_itself():
-    """Every pinned row is what the fsrs package gives on its own, fuzz included, and within its fuzz range."""
+    """Every pinned row is what the fsrs package gives on its own, fuzzed as Anki fuzzes, within the fuzz range."""
     unfuzzed_scheduler = fsrs.Scheduler(enable_fuzzing=False)
     card = fsrs.Card(card_id=1, due=START)
     at = START
