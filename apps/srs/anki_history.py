@@ -198,8 +198,8 @@ def _due_dates_set(
             last_entry[entry.card_id] = entry
     moved: dict[int, datetime] = {}
     for anki_card in package.cards:
-        entry = last_entry.get(anki_card.id)
-        if entry is None or entry.kind != RevlogKind.MANUAL or _is_reset(entry) or anki_card.kind != _ANKI_REVIEW_CARD:
+        last = last_entry.get(anki_card.id)
+        if last is None or last.kind != RevlogKind.MANUAL or _is_reset(last) or anki_card.kind != _ANKI_REVIEW_CARD:
             continue
         card_id = cards_by_guid.get(guid_of_note.get(anki_card.note_id, ""))
         if card_id is None or not package.day_zero:

@@ -502,7 +502,8 @@ def _session_queue(learner: Any, client: APIClient, deck_cards: list[Card]) -> t
     return now, items
 
 
-def _labels_kept(items: list[dict[str, Any]], results: list[dict[str, Any]]) -> list[str]:
+def _labels_kept(items: list[dict[str, Any]], results: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    """Each review's interval against the label its rating showed: what does not agree."""
     wrong = []
     for item, (name, result) in zip(items, results, strict=True):
         shown = timedelta(seconds=item["next_intervals"][name])
