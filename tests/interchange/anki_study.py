@@ -91,6 +91,17 @@ def study(out: Path, seed: int) -> None:
             card.start_timer()
             col.sched.answerCard(card, rng.choice(RATINGS))  # type: ignore[arg-type]
 
+    def study_filtered(name: str, search: str, *, limit: int, reschedule: bool) -> None:
+        filtered = col.sched.get_or_create_filtered_deck(deck_id=DeckId(0))
+        filtered.name = name
+        filtered.config.reschedule = reschedule
+        del filtered.config.search_terms[:]
+        filtered.config.search_terms.add(search=search, limit=limit, order=0)
+        filtered_id = DeckId(col.sched.add_or_update_filtered_deck(filtered).id)
+        col.decks.select(filtered_id)
+        study(limit)
+        col.sched.empty_filtered_deck(filtered_id)
+
     for day in range(DAYS):
         col.decks.select(deck_id)
         # One or two sessions a day, some late at night, so day starts (4:00) fall between reviews.
@@ -106,27 +117,11 @@ def study(out: Path, seed: int) -> None:
             events.append(f"set due {due_set} on day {day}")
         if day == 90:
             # Reviewing ahead in a filtered deck that reschedules: answers count as reviews.
-            early = col.sched.get_or_create_filtered_deck(deck_id=DeckId(0))
-            early.name = "Ahead"
-            early.config.reschedule = True
-            del early.config.search_terms[:]
-            early.config.search_terms.add(search="deck:Pipelines prop:due>0 prop:due<6", limit=8, order=0)
-            ahead = DeckId(col.sched.add_or_update_filtered_deck(early).id)
-            col.decks.select(ahead)
-            study(8)
-            col.sched.empty_filtered_deck(ahead)
+            study_filtered("Ahead", "deck:Pipelines prop:due>0 prop:due<6", limit=8, reschedule=True)
             events.append(f"reviewed ahead on day {day}")
         if day == 110:
             # A preview deck that does not reschedule: cramming, which leaves memory alone.
-            cram = col.sched.get_or_create_filtered_deck(deck_id=DeckId(0))
-            cram.name = "Cram"
-            cram.config.reschedule = False
-            del cram.config.search_terms[:]
-            cram.config.search_terms.add(search="deck:Pipelines is:review", limit=6, order=0)
-            crammed = DeckId(col.sched.add_or_update_filtered_deck(cram).id)
-            col.decks.select(crammed)
-            study(6)
-            col.sched.empty_filtered_deck(crammed)
+            study_filtered("Cram", "deck:Pipelines is:review", limit=6, reschedule=False)
             events.append(f"crammed on day {day}")
     # Forgotten on the last day and not studied again: new in Anki.
     col.sched.schedule_cards_as_new([forgotten_left], restore_position=True, reset_counts=False)
