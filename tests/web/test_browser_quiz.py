@@ -51,9 +51,9 @@ def _answer(desktop: Browsing, question: Question, position: int) -> float:
         right = position % 2 == 0
         pick = next(choice for choice in choices if choice.is_correct == right)
         radio = page.get_by_role("radio", name=pick.text.strip(), exact=True)
-        radio.focus()
-        page.keyboard.press("Space")
-        assert radio.is_checked()
+        # Focused and pressed in one step, which waits for the radio the page renders: a keyboard answer.
+        radio.press("Space")
+        expect(radio).to_be_checked()
         page.get_by_role("button", name="Check answer").click()
         return 1.0 if right else 0.0
     if question.kind == QuestionKind.MULTIPLE_CHOICE:
