@@ -45,9 +45,8 @@ def _one_collection(seed: int, folder: Path) -> dict[str, list[float]]:
     from apps.interchange.services import ImportSource, deck_import
     from apps.srs.anki_history import anki_history_import_create, anki_history_import_run
     from apps.srs.learner_settings import scheduling_settings_update
-    from apps.srs.load_balancing import fuzz_interval_range, local_day
     from apps.srs.models import CardMemory
-    from apps.srs.scheduling import SchedulerConfig
+    from apps.srs.scheduling import SchedulerConfig, fuzz_range, learner_days_between
     from tests.content.course_files import minimal_course, to_yaml
     from tests.interchange.real_anki import anki_collection_studied
     from tests.srs.conftest import learner_with_token
@@ -82,13 +81,10 @@ def _one_collection(seed: int, folder: Path) -> dict[str, list[float]]:
         found["difficulty"].append(abs(memory.difficulty - anki_card["difficulty"]))
         if anki_card["type"] != _REVIEW_TYPE or anki_card["guid"] in moved:
             continue
-        ours = (
-            local_day(memory.due, timezone="UTC", day_start_hour=4)
-            - local_day(memory.last_review, timezone="UTC", day_start_hour=4)
-        ).days
+        ours = learner_days_between(memory.last_review, memory.due, timezone="UTC", day_start_hour=4)
         found["interval_days_off"].append(abs(ours - anki_card["interval"]))
         unfuzzed = config.scheduler()._next_interval(stability=anki_card["stability"])
-        low, high = fuzz_interval_range(unfuzzed, maximum_interval=config.maximum_interval) or (unfuzzed, unfuzzed)
+        low, high = fuzz_range(unfuzzed, maximum_interval=config.maximum_interval) or (unfuzzed, unfuzzed)
         found["in_range"].append(float(low <= ours <= high))
     return found
 

@@ -28,7 +28,7 @@ def note_origins_store(*, cards: Iterable[Card], package: AnkiPackage, skip_note
     """Keep, for each card that came from one of the package's notes, the note and its type; returns how many."""
     notes = {note.guid: note for note in package.notes}
     stored_types: dict[int, AnkiNoteType] = {}
-    count = 0
+    origins = []
     for card in cards:
         note = notes.get(card.anki_guid)
         if note is None or note.note_type_id in skip_note_type_ids:
@@ -36,18 +36,25 @@ def note_origins_store(*, cards: Iterable[Card], package: AnkiPackage, skip_note
         note_type = stored_types.get(note.note_type_id)
         if note_type is None:
             note_type = stored_types[note.note_type_id] = _note_type_store(package.note_types[note.note_type_id])
-        AnkiNoteOrigin.objects.update_or_create(
-            card=card,
-            defaults={
-                "note_type": note_type,
-                "fields": list(note.fields),
-                "tags": list(note.tags),
-                "modified": note.modified,
-                "imported_content": card_content(card),
-            },
+        origins.append(
+            AnkiNoteOrigin(
+                card=card,
+                note_type=note_type,
+                fields=list(note.fields),
+                tags=list(note.tags),
+                modified=note.modified,
+                imported_content=card_content(card),
+            )
         )
-        count += 1
-    return count
+    # One statement for a deck of notes, however many: a card imported again takes its note as it is now.
+    AnkiNoteOrigin.objects.bulk_create(
+        origins,
+        update_conflicts=True,
+        unique_fields=["card"],
+        update_fields=["note_type", "fields", "tags", "modified", "imported_content"],
+        batch_size=1000,
+    )
+    return len(origins)
 
 
 def _note_type_store(note_type: PackageNoteType) -> AnkiNoteType:

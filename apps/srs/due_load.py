@@ -19,16 +19,15 @@ from apps.srs.load_balancing import (
     WEEKDAYS,
     DueLoad,
     balance_days,
-    local_day,
     preview_states,
     previews_balanced,
 )
 from apps.srs.models import CardMemory, ReviewKind, ReviewLog, SchedulingSettings
-from apps.srs.scheduling import MemoryStage, MemoryState, Rating, SchedulerConfig
+from apps.srs.scheduling import MemoryStage, MemoryState, Rating, SchedulerConfig, learner_day
 
 
 class _LearnerDay(Func):
-    """A time's day for the learner, on PostgreSQL: as `load_balancing.local_day`, local time less the start hour."""
+    """A time's day for the learner, on PostgreSQL: as `scheduling.learner_day`, local time less the start hour."""
 
     output_field = DateField()
 
@@ -100,7 +99,7 @@ def due_load_get(*, learner_id: int, settings: SchedulingSettings, spans: Iterab
         )
     else:
         counts = Counter(
-            local_day(moment, timezone=settings.timezone, day_start_hour=settings.day_start_hour)
+            learner_day(moment, timezone=settings.timezone, day_start_hour=settings.day_start_hour)
             for moment in due.values_list("due", flat=True)
         )
     return DueLoad(

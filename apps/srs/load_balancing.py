@@ -53,12 +53,7 @@ class DueLoad:
     easy_days: Mapping[int, float] = field(default_factory=dict)
 
     def day_of(self, moment: datetime) -> date:
-        return local_day(moment, timezone=self.timezone, day_start_hour=self.day_start_hour)
-
-
-def local_day(moment: datetime, *, timezone: str, day_start_hour: int) -> date:
-    """The learner's day a moment falls in: `scheduling.learner_day`, as config's day bounds."""
-    return learner_day(moment, timezone=timezone, day_start_hour=day_start_hour)
+        return learner_day(moment, timezone=self.timezone, day_start_hour=self.day_start_hour)
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -114,7 +109,7 @@ def _first_irregular(timezone: str, day_start_hour: int, first: int, last: int) 
 
 
 class _DaysAfter:
-    """The learner's day a review time plus a whole number of days falls on, as `local_day` gives it.
+    """The learner's day a review time plus a whole number of days falls on, as `learner_day` gives it.
 
     Balancing looks at every day of each card's fuzz range for each rating, and a study queue's
     cards are all reviewed at one time: they share one of these. After a UTC review time a day is
@@ -201,16 +196,11 @@ def _days_after(reviewed_at: datetime, load: DueLoad) -> _DaysAfter:
     return _DaysAfter(reviewed_at, timezone=load.timezone, day_start_hour=load.day_start_hour)
 
 
-def fuzz_interval_range(interval_days: int, *, maximum_interval: int) -> tuple[int, int] | None:
-    """The range of days the scheduler fuzzes an interval into (`scheduling.fuzz_range`); None for one it leaves."""
-    return fuzz_range(interval_days, maximum_interval=maximum_interval)
-
-
 @functools.lru_cache(maxsize=8192)
 def _stability_fuzz_range(config: SchedulerConfig, stability: float) -> tuple[int, int] | None:
     # fsrs's own interval for a stability, before fuzz, is private to its Scheduler, as the fuzz range is.
     # Memoised: a study queue asks for it twice per review-stage outcome, for the days to count and the pick.
-    return fuzz_interval_range(
+    return fuzz_range(
         int(config.scheduler()._next_interval(stability=stability)), maximum_interval=config.maximum_interval
     )
 

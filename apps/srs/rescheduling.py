@@ -26,7 +26,6 @@ from django.utils import timezone
 
 from apps.srs.config import scheduler_config_from_json, scheduler_config_from_settings, scheduler_profile_id
 from apps.srs.learner_settings import scheduling_settings_in_force
-from apps.srs.load_balancing import fuzz_interval_range
 from apps.srs.memory import memory_state_of
 from apps.srs.models import (
     CardMemory,
@@ -36,7 +35,7 @@ from apps.srs.models import (
     SchedulerProfile,
     SchedulingSettings,
 )
-from apps.srs.scheduling import MemoryStage, MemoryState, SchedulerConfig, rescheduled_due
+from apps.srs.scheduling import MemoryStage, MemoryState, SchedulerConfig, fuzz_range, rescheduled_due
 from apps.srs.services import SyncInProgress, _learner_turn
 
 logger = logging.getLogger(__name__)
@@ -222,7 +221,7 @@ def due_under(state: MemoryState, *, config: SchedulerConfig, learner_id: int, c
         return drawn
     days = interval.days
     nominal = config.scheduler()._next_interval(stability=state.stability)
-    low, high = fuzz_interval_range(nominal, maximum_interval=config.maximum_interval) or (nominal, nominal)
+    low, high = fuzz_range(nominal, maximum_interval=config.maximum_interval) or (nominal, nominal)
     return state.due if low <= days <= high or days == (drawn - state.last_review).days else drawn
 
 

@@ -214,13 +214,8 @@ def _memory_state(
     return state
 
 
-def to_fsrs_card(state: MemoryState | None, *, card_id: int = 0, elapsed_days: int | None = None) -> fsrs.Card:
-    """The state as an `fsrs` card; with `elapsed_days`, one whose last review fsrs reads as that many days ago.
-
-    fsrs counts elapsed time in whole 24-hour periods from the last review; the scheduler counts it
-    in learner days. fsrs reads the last review only to count those days, so the card it is given
-    carries a last review exactly `elapsed_days` days before the time it is reviewed or read at.
-    """
+def to_fsrs_card(state: MemoryState | None, *, card_id: int = 0, last_review: datetime | None = None) -> fsrs.Card:
+    """The state as an `fsrs` card, with `last_review` in place of the state's own where given."""
     # card_id is always given: with None, fsrs reads the clock for an id and sleeps a millisecond.
     if state is None:
         # FSRS-6 has no "new" state: a never-reviewed card is Learning at step 0 with no memory yet.
@@ -232,7 +227,7 @@ def to_fsrs_card(state: MemoryState | None, *, card_id: int = 0, elapsed_days: i
         stability=state.stability,
         difficulty=state.difficulty,
         due=state.due,
-        last_review=state.last_review if elapsed_days is None else _OUTCOME_EPOCH,
+        last_review=state.last_review if last_review is None else last_review,
     )
 
 
@@ -270,7 +265,7 @@ def _first_draw(seed: str) -> float:
 
 
 def _fuzz_random() -> float:
-    """fsrs's fuzz source: the current review's seeded generator on this thread, else Python's global one."""
+    """The fuzz source: the current review's seeded generator on this thread, else Python's global one."""
     source = _fuzz_source
     seed = source.seed
     if seed is None:
@@ -286,17 +281,17 @@ def _fuzz_random() -> float:
     return generator.random()
 
 
-# fsrs draws its fuzz from the module global `random()` it imported; installed once, so reviews on
-# several threads draw each from their own seed with nothing swapped or locked. A replacement set
-# later (a test forcing draws) still wins, as it would have before.
+# The fuzz source lives where fsrs keeps its own, the module global `random()` of its scheduler, and
+# `fuzzed_days` draws through it: installed once, so reviews on several threads draw each from their
+# own seed with nothing swapped or locked, and a replacement set later (a test forcing draws) still wins.
 fsrs_scheduler.random = _fuzz_random
 
 
 @contextmanager
 def _seeded_fuzz(seed: str) -> Iterator[None]:
-    """Make fsrs's interval fuzz a function of `seed` on this thread, so replaying a history gives the same dates.
+    """Make the interval fuzz a function of `seed` on this thread, so replaying a history gives the same dates.
 
-    Draws are those of `random.Random(seed)`, made only when fsrs fuzzes an interval.
+    Draws are those of `random.Random(seed)`, made only when an interval is fuzzed.
     """
     source = _fuzz_source
     # Restored afterwards, so seeded blocks may nest.
@@ -343,15 +338,20 @@ def review(
     return review_outcomes(state, reviewed_at=reviewed_at, config=config, fuzz_seed=fuzz_seed)[rating]
 
 
-def _fsrs_review(
-    state: MemoryState | None, *, rating: Rating, elapsed_days: int, config: SchedulerConfig, fuzz_seed: str
-) -> fsrs.Card:
-    """fsrs's own review of the card `elapsed_days` learner days after its last review."""
+def _epoch_fsrs_card(state: MemoryState | None) -> fsrs.Card:
+    """The state as an `fsrs` card last reviewed at `_OUTCOME_EPOCH`, to be read `elapsed_days` after it.
+
+    fsrs counts elapsed time in whole 24-hour periods from the last review; the scheduler counts it in
+    learner days. fsrs reads the last review only to count those days, so it is handed one exactly the
+    learner days before the time it reviews or reads the card at.
+    """
+    return to_fsrs_card(state, last_review=_OUTCOME_EPOCH)
+
+
+def _fsrs_review(state: MemoryState | None, *, rating: Rating, elapsed_days: int, config: SchedulerConfig) -> fsrs.Card:
+    """fsrs's own review of the card `elapsed_days` learner days after its last review, unfuzzed."""
     reviewed_at = _OUTCOME_EPOCH + timedelta(days=elapsed_days)
-    with _seeded_fuzz(fuzz_seed):
-        card, _ = config.scheduler().review_card(
-            to_fsrs_card(state, elapsed_days=elapsed_days), _fsrs_rating(rating), reviewed_at
-        )
+    card, _ = config.scheduler().review_card(_epoch_fsrs_card(state), _fsrs_rating(rating), reviewed_at)
     return card
 
 
@@ -386,8 +386,7 @@ def _memoised_outcomes(
         state = _memory_state(stage, step, stability, difficulty, _OUTCOME_EPOCH, _OUTCOME_EPOCH, reps, lapses)
     reviewed_at = _OUTCOME_EPOCH + timedelta(days=elapsed_days)
     cards = {
-        rating: _fsrs_review(state, rating=rating, elapsed_days=elapsed_days, config=config, fuzz_seed=fuzz_seed)
-        for rating in _RATINGS
+        rating: _fsrs_review(state, rating=rating, elapsed_days=elapsed_days, config=config) for rating in _RATINGS
     }
     stages = {rating: _STAGES[card.state] for rating, card in cards.items()}
     unordered = {}
@@ -591,10 +590,8 @@ def retrievability(state: MemoryState | None, *, now: datetime, config: Schedule
     if state is None:
         return 0.0
     elapsed = config.elapsed_days(state.last_review, _require_utc(now))
-    card = to_fsrs_card(state, elapsed_days=elapsed)
-    return float(
-        config.scheduler().get_card_retrievability(card, current_datetime=_OUTCOME_EPOCH + timedelta(days=elapsed))
-    )
+    read_at = _OUTCOME_EPOCH + timedelta(days=elapsed)
+    return float(config.scheduler().get_card_retrievability(_epoch_fsrs_card(state), current_datetime=read_at))
 
 
 def rescheduled_due(state: MemoryState, *, config: SchedulerConfig, learner_id: int, card_id: int) -> datetime:

@@ -23,9 +23,8 @@ from apps.interchange.anki_export import decks_anki_package
 from apps.interchange.services import ImportSource, deck_import
 from apps.srs.anki_history import SkipReason, anki_history_import_create, anki_history_import_run
 from apps.srs.learner_settings import scheduling_settings_update
-from apps.srs.load_balancing import fuzz_interval_range, local_day
 from apps.srs.models import CardMemory
-from apps.srs.scheduling import SchedulerConfig
+from apps.srs.scheduling import SchedulerConfig, fuzz_range, learner_day, learner_days_between
 from tests.content.course_files import minimal_course, to_yaml
 from tests.interchange.real_anki import anki_collection_studied, anki_export, anki_import, collection_copy
 from tests.srs.conftest import make_learner
@@ -126,11 +125,8 @@ def test_intervals_lie_in_the_fuzz_range_of_ankis_interval(studied: dict[str, An
             continue
         memory = CardMemory.objects.get(learner=learner, card=imported[anki_card["guid"]])
         unfuzzed = config.scheduler()._next_interval(stability=anki_card["stability"])
-        low, high = fuzz_interval_range(unfuzzed, maximum_interval=config.maximum_interval) or (unfuzzed, unfuzzed)
-        ours = (
-            local_day(memory.due, timezone="UTC", day_start_hour=4)
-            - local_day(memory.last_review, timezone="UTC", day_start_hour=4)
-        ).days
+        low, high = fuzz_range(unfuzzed, maximum_interval=config.maximum_interval) or (unfuzzed, unfuzzed)
+        ours = learner_days_between(memory.last_review, memory.due, timezone="UTC", day_start_hour=4)
         compared += 1
         if not low <= ours <= high:
             outside[anki_card["guid"]] = (
@@ -220,5 +216,5 @@ def test_a_set_due_date_after_the_last_answer_moves_the_due_day_alone(
     )
     memory = CardMemory.objects.get(learner=learner, card=imported[anki_card["guid"]])
     anki_due = date.fromisoformat(studied["today"]) + timedelta(days=anki_card["due_in_days"])
-    assert local_day(memory.due, timezone="UTC", day_start_hour=4) == anki_due
+    assert learner_day(memory.due, timezone="UTC", day_start_hour=4) == anki_due
     assert abs(memory.stability - anki_card["stability"]) / anki_card["stability"] <= STABILITY_RELATIVE

@@ -24,9 +24,7 @@ from apps.srs.learner_settings import (
 from apps.srs.load_balancing import (
     DueLoad,
     due_balanced,
-    fuzz_interval_range,
     interval_balanced,
-    local_day,
 )
 from apps.srs.models import CardMemory, ReviewLog, SchedulingSettings
 from apps.srs.scheduling import (
@@ -36,6 +34,8 @@ from apps.srs.scheduling import (
     ReviewEvent,
     SchedulerConfig,
     card_fuzz_seed,
+    fuzz_range,
+    learner_day,
     replay,
     review,
 )
@@ -80,15 +80,15 @@ def _in_review(stability: float, *, at: datetime = START) -> MemoryState:
 
 def test_the_fuzz_range_is_fsrs_own():
     # 10 days: one day plus 15% of 2.5..7 and 10% of 7..10 each side.
-    assert fuzz_interval_range(10, maximum_interval=36_500) == (8, 12)
-    assert fuzz_interval_range(100, maximum_interval=36_500) == (93, 107)
-    assert fuzz_interval_range(100, maximum_interval=101) == (93, 101)
-    assert fuzz_interval_range(2, maximum_interval=36_500) is None
+    assert fuzz_range(10, maximum_interval=36_500) == (8, 12)
+    assert fuzz_range(100, maximum_interval=36_500) == (93, 107)
+    assert fuzz_range(100, maximum_interval=101) == (93, 101)
+    assert fuzz_range(2, maximum_interval=36_500) is None
     scheduler = fsrs.Scheduler()
     rng = random.Random(7)  # noqa: S311 - test intervals, not security
     for _ in range(300):
         interval = rng.randint(3, 400)
-        low, high = fuzz_interval_range(interval, maximum_interval=36_500) or (0, 0)
+        low, high = fuzz_range(interval, maximum_interval=36_500) or (0, 0)
         fuzzed = scheduler._get_fuzzed_interval(interval=timedelta(days=interval)).days
         # fsrs rounds a draw over [low, high + 1): its last day can come out one past its range.
         assert low <= fuzzed <= high + 1
@@ -140,9 +140,9 @@ def test_easy_days_scale_the_load():
 
 def test_a_learners_day_follows_their_zone_and_day_start():
     late_evening = datetime(2026, 3, 2, 22, 30, tzinfo=UTC)
-    assert local_day(late_evening, timezone="UTC", day_start_hour=4) == date(2026, 3, 2)
-    assert local_day(late_evening, timezone="Asia/Tokyo", day_start_hour=4) == date(2026, 3, 3)
-    assert local_day(late_evening, timezone="Asia/Tokyo", day_start_hour=9) == date(2026, 3, 2)
+    assert learner_day(late_evening, timezone="UTC", day_start_hour=4) == date(2026, 3, 2)
+    assert learner_day(late_evening, timezone="Asia/Tokyo", day_start_hour=4) == date(2026, 3, 3)
+    assert learner_day(late_evening, timezone="Asia/Tokyo", day_start_hour=9) == date(2026, 3, 2)
 
 
 def _good(state: MemoryState, *, seed: str = "s") -> MemoryState:
@@ -153,9 +153,10 @@ def test_a_review_outcome_moves_to_the_emptiest_day():
     before = _in_review(20.0)
     after = _good(before)
     drawn = (after.due - START).days
-    low, high = fuzz_interval_range(
-        CONFIG.scheduler()._next_interval(stability=after.stability), maximum_interval=36_500
-    ) or (0, 0)
+    low, high = fuzz_range(CONFIG.scheduler()._next_interval(stability=after.stability), maximum_interval=36_500) or (
+        0,
+        0,
+    )
     assert low < high
     empty = low if drawn != low else high
     load = _by_interval(dict.fromkeys(range(low, high + 2), 4) | {empty: 0})
@@ -190,9 +191,10 @@ def test_learning_steps_and_short_intervals_are_left_alone():
 def test_a_card_reviewed_early_does_not_weigh_on_the_day_it_leaves():
     after = _good(_in_review(20.0))
     drawn = (after.due - START).days
-    low, high = fuzz_interval_range(
-        CONFIG.scheduler()._next_interval(stability=after.stability), maximum_interval=36_500
-    ) or (0, 0)
+    low, high = fuzz_range(CONFIG.scheduler()._next_interval(stability=after.stability), maximum_interval=36_500) or (
+        0,
+        0,
+    )
     other = low if drawn != low else high
     # The card itself is the one card due on the day fuzz drew; another day has one card too.
     early = _in_review(20.0, at=START + drawn * DAY)
@@ -471,7 +473,7 @@ def test_due_counts_are_grouped_by_the_learners_day_across_a_clock_change(learne
     CardMemory.objects.bulk_create(rows)
     CardMemory.objects.filter(pk=rows[0].pk).update(suspended=True)
     load = due_load_get(learner_id=learner.pk, settings=settings, spans=[(date(2026, 3, 6), date(2026, 3, 9))])
-    expected = Counter(local_day(row.due, timezone="America/New_York", day_start_hour=4) for row in rows[1:])
+    expected = Counter(learner_day(row.due, timezone="America/New_York", day_start_hour=4) for row in rows[1:])
     assert load.due_counts == {
         day: count for day, count in expected.items() if date(2026, 3, 6) <= day <= date(2026, 3, 9)
     }

@@ -20,15 +20,13 @@ from apps.srs.load_balancing import (
     DueLoad,
     balance_days,
     due_balanced,
-    fuzz_interval_range,
     interval_balanced,
     interval_span,
-    local_day,
     preview_intervals_balanced,
     preview_states,
     previews_balanced,
 )
-from apps.srs.scheduling import MemoryStage, MemoryState, Rating, SchedulerConfig
+from apps.srs.scheduling import MemoryStage, MemoryState, Rating, SchedulerConfig, fuzz_range, learner_day
 
 DAY = timedelta(days=1)
 # Zones whose clocks change, some around midnight (Santiago, Havana, Beirut), by half an hour (Lord
@@ -85,7 +83,7 @@ def reference_interval_span(
     if after.stage != MemoryStage.REVIEW:
         return None
     scheduled = int(config.scheduler()._next_interval(stability=after.stability))
-    fuzz = fuzz_interval_range(scheduled, maximum_interval=config.maximum_interval)
+    fuzz = fuzz_range(scheduled, maximum_interval=config.maximum_interval)
     if fuzz is None:
         return None
     drawn = (after.due - reviewed_at).days
@@ -108,7 +106,7 @@ def reference_due_balanced(
     if after.stage != MemoryStage.REVIEW:
         return after
     scheduled = int(config.scheduler()._next_interval(stability=after.stability))
-    fuzz = fuzz_interval_range(scheduled, maximum_interval=config.maximum_interval)
+    fuzz = fuzz_range(scheduled, maximum_interval=config.maximum_interval)
     if fuzz is None:
         return after
     counts = load.due_counts
@@ -207,7 +205,7 @@ def outcomes(draw: st.DrawFn, reviewed_at: datetime, config: SchedulerConfig) ->
     stability = draw(st.sampled_from([0.3, 2.0, 3.0, 11.0, 120.0]) | st.floats(min_value=0.01, max_value=3000.0))
     stage = draw(st.sampled_from([MemoryStage.REVIEW, MemoryStage.REVIEW, MemoryStage.LEARNING]))
     scheduled = int(config.scheduler()._next_interval(stability=stability))
-    low, high = fuzz_interval_range(scheduled, maximum_interval=config.maximum_interval) or (scheduled, scheduled)
+    low, high = fuzz_range(scheduled, maximum_interval=config.maximum_interval) or (scheduled, scheduled)
     drawn = draw(st.integers(min_value=max(1, low - 1), max_value=high + 1))
     return MemoryState(
         stage=stage,
@@ -344,7 +342,7 @@ def test_the_days_after_a_review_are_the_local_days(reviewed_at, zone, hour, fir
     ]
     assert [date.fromordinal(ordinal) for ordinal in days.ordinals(first, first + width)] == expected
     assert [days(interval) for interval in range(first, first + width + 1)] == expected
-    assert local_day(reviewed_at, timezone=zone, day_start_hour=hour) == reference_local_day(
+    assert learner_day(reviewed_at, timezone=zone, day_start_hour=hour) == reference_local_day(
         reviewed_at, timezone=zone, day_start_hour=hour
     )
 
