@@ -25,8 +25,13 @@ def card_content(card: Card) -> dict[str, Any]:
 
 
 def note_origins_store(*, cards: Iterable[Card], package: AnkiPackage, skip_note_type_ids: set[int]) -> int:
-    """Keep, for each card that came from one of the package's notes, the note and its type; returns how many."""
+    """Keep, for each card that came from one of the package's notes, the note and its type; returns rows written."""
     notes = {note.guid: note for note in package.notes}
+    cards = list(cards)
+    kept = {
+        origin.card_id: origin
+        for origin in AnkiNoteOrigin.objects.filter(card__in=[card.pk for card in cards]).select_related("note_type")
+    }
     stored_types: dict[int, AnkiNoteType] = {}
     origins = []
     for card in cards:
@@ -36,25 +41,35 @@ def note_origins_store(*, cards: Iterable[Card], package: AnkiPackage, skip_note
         note_type = stored_types.get(note.note_type_id)
         if note_type is None:
             note_type = stored_types[note.note_type_id] = _note_type_store(package.note_types[note.note_type_id])
-        origins.append(
-            AnkiNoteOrigin(
-                card=card,
-                note_type=note_type,
-                fields=list(note.fields),
-                tags=list(note.tags),
-                modified=note.modified,
-                imported_content=card_content(card),
-            )
+        origin = AnkiNoteOrigin(
+            card=card,
+            note_type=note_type,
+            fields=list(note.fields),
+            tags=list(note.tags),
+            modified=note.modified,
+            imported_content=card_content(card),
         )
+        # A package imported again mostly holds the notes as they were: those rows are left alone.
+        if not _same_origin(kept.get(card.pk), origin):
+            origins.append(origin)
     # One statement for a deck of notes, however many: a card imported again takes its note as it is now.
     AnkiNoteOrigin.objects.bulk_create(
         origins,
         update_conflicts=True,
         unique_fields=["card"],
-        update_fields=["note_type", "fields", "tags", "modified", "imported_content"],
+        update_fields=[name.removesuffix("_id") for name in _ORIGIN_FIELDS],
         batch_size=1000,
     )
     return len(origins)
+
+
+def _same_origin(stored: AnkiNoteOrigin | None, origin: AnkiNoteOrigin) -> bool:
+    if stored is None:
+        return False
+    return all(getattr(stored, name) == getattr(origin, name) for name in _ORIGIN_FIELDS)
+
+
+_ORIGIN_FIELDS = ("note_type_id", "fields", "tags", "modified", "imported_content")
 
 
 def _note_type_store(note_type: PackageNoteType) -> AnkiNoteType:
