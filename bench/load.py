@@ -696,12 +696,13 @@ def gradings_report(run: Run, *, server: Server, drain_seconds: float) -> None:
 def staff_token() -> str:
     """The token of a staff user, who sees every learner's submissions."""
     from django.contrib.auth import get_user_model
-    from rest_framework.authtoken.models import Token
+
+    from apps.accounts.devices import device_token_issue
 
     staff, _ = get_user_model().objects.get_or_create(
         username="bench-staff", defaults={"email": "staff@bench.example", "is_staff": True}
     )
-    return Token.objects.get_or_create(user=staff)[0].key
+    return device_token_issue(user=staff, device_name="Benchmark").key
 
 
 def warmup_grading(*, world: World, server: Server, worker: Worker) -> float:

@@ -25,9 +25,9 @@ from django.test.utils import setup_databases, teardown_databases  # noqa: E402
 
 def main(cards: int) -> None:
     from django.contrib.auth import get_user_model
-    from rest_framework.authtoken.models import Token
     from rest_framework.test import APIClient
 
+    from apps.accounts.devices import device_token_issue
     from apps.content.content_files.load import content_sources_load, content_sources_read
     from tests.content.course_files import minimal_course, write_course
 
@@ -61,7 +61,7 @@ def main(cards: int) -> None:
 
     user = get_user_model().objects.create_user(username="bench", password="bench-password-1")
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {device_token_issue(user=user, device_name=None).key}")
     samples = []
     for _ in range(30):
         started = time.perf_counter()

@@ -138,9 +138,11 @@ def learners_create(count: int, start: int) -> list[int]:
 
 
 def token_for(user_id: int) -> str:
-    from rest_framework.authtoken.models import Token
+    from django.contrib.auth import get_user_model
 
-    return Token.objects.create(user_id=user_id).key
+    from apps.accounts.devices import device_token_issue
+
+    return device_token_issue(user=get_user_model().objects.get(pk=user_id), device_name="Benchmark").key
 
 
 _MEMORY_COLUMNS = (

@@ -112,8 +112,8 @@ def cards_seed() -> list[int]:
 def learner_seed(*, name: str, reviews: int, card_ids: list[int], end: datetime, rng: random.Random) -> Learner:
     """A learner with `reviews` stored reviews ending at `end`, and the memory rows they leave."""
     from django.contrib.auth import get_user_model
-    from rest_framework.authtoken.models import Token
 
+    from apps.accounts.devices import device_token_issue
     from apps.srs.config import scheduler_config_from_settings, scheduler_profile_id
     from apps.srs.memory import memory_state_store
     from apps.srs.models import CardMemory, ReviewLog, SchedulingSettings
@@ -162,7 +162,7 @@ def learner_seed(*, name: str, reviews: int, card_ids: list[int], end: datetime,
                 chunk.clear()
         copy.write("".join(chunk))
     CardMemory.objects.bulk_create(memories, batch_size=2000)
-    token = Token.objects.create(user=user).key
+    token = device_token_issue(user=user, device_name=None).key
     return Learner(
         id=user.pk,
         token=token,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +64,7 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
+    "knox",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_celery_beat",
@@ -465,14 +466,35 @@ SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]["ActivityKindEnum"] = (  # type: ign
 QUIZ_CARD_RATINGS = {"correct": 3, "partial": 2, "wrong": 1}
 SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]["QuizAttemptModeEnum"] = "apps.quizzes.models.AttemptMode"  # type: ignore[index]
 
-# --- Accounts: sign-in lockout and password reset ---------------------------------------------------
-# After this many failed sign-ins for one email within the window, that email is refused (429) for a
-# whole window, even with the right password. Failures are counted in the database (table
-# accounts_loginlockout), so a cache outage neither stops sign-in nor forgets a lockout.
+# --- Accounts: device tokens, sign-in lockout, account email ----------------------------------------
+# Each sign-in gives that device a token of its own. A token expires after TOKEN_TTL_DAYS unused: every
+# use moves its expiry on (written at most once per TOKEN_REFRESH_SECONDS). An account holds at most
+# TOKENS_PER_ACCOUNT devices; signing in on one more signs out the one used least recently.
+KNOX_TOKEN_MODEL = "accounts.DeviceToken"  # noqa: S105 (a model name)
+# knox's own migrations would create its default token table even with the model swapped out.
+MIGRATION_MODULES = {"knox": None}
+TOKEN_TTL_DAYS = int(os.environ.get("TOKEN_TTL_DAYS", "30"))
+TOKEN_REFRESH_SECONDS = int(os.environ.get("TOKEN_REFRESH_SECONDS", "3600"))
+TOKENS_PER_ACCOUNT = int(os.environ.get("TOKENS_PER_ACCOUNT", "20"))
+REST_KNOX = {
+    "TOKEN_TTL": timedelta(days=TOKEN_TTL_DAYS),
+    "AUTO_REFRESH": True,
+    "MIN_REFRESH_INTERVAL": TOKEN_REFRESH_SECONDS,
+    "AUTH_HEADER_PREFIX": "Token",
+}
+# After LOGIN_LOCKOUT_FAILURES failed sign-ins for one email from one address within the window, that
+# address is refused (429) for that email for a whole window, even with the right password; other
+# addresses are not. After LOGIN_LOCKOUT_ACCOUNT_FAILURES from all addresses together, sign-in to the
+# email is paused for a window from every address that has not signed in to it before, and the owner
+# is told by email. Failures are counted in the database (table accounts_loginlockout), so a cache
+# outage neither stops sign-in nor forgets a lockout.
 LOGIN_LOCKOUT_FAILURES = int(os.environ.get("LOGIN_LOCKOUT_FAILURES", "5"))
+LOGIN_LOCKOUT_ACCOUNT_FAILURES = int(os.environ.get("LOGIN_LOCKOUT_ACCOUNT_FAILURES", "50"))
 LOGIN_LOCKOUT_WINDOW_SECONDS = int(os.environ.get("LOGIN_LOCKOUT_WINDOW_SECONDS", "900"))
+# An address the account signed in from is known to it for this long, and exempt from its pause.
+LOGIN_KNOWN_ADDRESS_DAYS = int(os.environ.get("LOGIN_KNOWN_ADDRESS_DAYS", "90"))
 # Rows of windows and lockouts that are over count nothing; hourly is often enough that guesses at
-# many made-up emails cannot grow the table past about an hour's worth.
+# many made-up emails cannot grow the table past about an hour's worth. Expired device tokens go too.
 CELERY_BEAT_SCHEDULE["login-lockouts-expire"] = {
     "task": "apps.accounts.tasks.login_lockouts_expire",
     "schedule": 3600.0,
@@ -480,6 +502,19 @@ CELERY_BEAT_SCHEDULE["login-lockouts-expire"] = {
 }
 # Password reset links (to FRONTEND_URL/reset-password) stop working after this many seconds.
 PASSWORD_RESET_TIMEOUT = int(os.environ.get("PASSWORD_RESET_TIMEOUT", "3600"))
+# Registration links (to FRONTEND_URL/confirm-email) stop working after this many seconds.
+REGISTRATION_CONFIRM_TIMEOUT = int(os.environ.get("REGISTRATION_CONFIRM_TIMEOUT", str(2 * 24 * 3600)))
+# Account email (reset and registration links, sign-in notices) leaves the request through an outbox
+# (table accounts_accountemail) and a worker. A send the relay refuses is tried again after
+# ACCOUNT_EMAIL_RETRY_SECONDS, doubling each time, ACCOUNT_EMAIL_ATTEMPTS times in all; then the row
+# is marked failed with the relay's last answer. Beat hands over queued emails the broker lost.
+ACCOUNT_EMAIL_ATTEMPTS = int(os.environ.get("ACCOUNT_EMAIL_ATTEMPTS", "5"))
+ACCOUNT_EMAIL_RETRY_SECONDS = int(os.environ.get("ACCOUNT_EMAIL_RETRY_SECONDS", "60"))
+CELERY_BEAT_SCHEDULE["account-emails-resume"] = {
+    "task": "apps.accounts.tasks.account_emails_resume",
+    "schedule": 60.0,
+    "options": {"queue": "default", "expire_seconds": 55},
+}
 
 # --- Abuse limits: request rates and body size ------------------------------------------------------
 # Rates ("count/period", period s, m, h or d) are counted in the default cache, per learner and per
@@ -502,6 +537,9 @@ _THROTTLE_RATE_DEFAULTS = {
     "login_ip": "10/min",
     # Registering and password resets, per address: each sends email or makes an account.
     "account_ip": "20/hour",
+    # Invalid API tokens, per address: a client with a revoked or expired token stops after one; a
+    # script trying tokens is answered 429 past this.
+    "bad_token_ip": "30/min",
 }
 REST_FRAMEWORK["DEFAULT_THROTTLE_CLASSES"] = ["apps.common.throttling.LearnerRateThrottle"]
 REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {

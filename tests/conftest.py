@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
+
+from apps.accounts.devices import device_token_issue
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DECKS_DIR = REPO_ROOT / "decks"
@@ -38,8 +40,23 @@ def api_client() -> APIClient:
 @pytest.fixture
 def learner_client(learner) -> APIClient:
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=learner).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {device_token_issue(user=learner, device_name=None).key}")
     return client
+
+
+@pytest.fixture
+def deliver_account_emails(db) -> Callable[[], list[str]]:
+    """Sends every queued account email as the worker does; returns the statuses, in the order queued.
+
+    Account email leaves the request through an outbox; the tests' broker has no worker to send it."""
+    from apps.accounts.mail import account_email_send
+    from apps.accounts.models import AccountEmail, AccountEmailStatus
+
+    def deliver() -> list[str]:
+        queued = AccountEmail.objects.filter(status=AccountEmailStatus.QUEUED).order_by("pk")
+        return [account_email_send(email_id=email_id) for email_id in list(queued.values_list("pk", flat=True))]
+
+    return deliver
 
 
 @pytest.fixture

@@ -19,9 +19,9 @@ from django.db import models
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.urls.converters import IntConverter, UUIDConverter
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from apps.accounts.devices import device_token_issue
 from apps.content.models import Card, Course, Deck, Question
 from apps.exercises.models import Submission
 from apps.explore.models import RegionVisit
@@ -44,7 +44,7 @@ CODE = "import tensorflow as tf\n\n\ndef build_pipeline(files):\n    return tf.d
 
 def client_for(user: Any) -> APIClient:
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {device_token_issue(user=user, device_name=None).key}")
     return client
 
 

@@ -1,4 +1,4 @@
-"""The admin's sign-in form, held to the same per-account lockout as the API's sign-in."""
+"""The admin's sign-in form, held to the same lockouts as the API's sign-in."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ from typing import Any
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.core.exceptions import ValidationError
 
-from apps.accounts.lockout import login_failure_record, login_failures_reset, login_locked_for
+from apps.accounts.lockout import login_locked_for, login_succeeded
+from apps.accounts.services import sign_in_failed
+from apps.common.throttling import client_address
 
 
 class LockoutAdminAuthenticationForm(AdminAuthenticationForm):
@@ -20,7 +22,8 @@ class LockoutAdminAuthenticationForm(AdminAuthenticationForm):
         username = self.cleaned_data.get("username")
         if not username or not self.cleaned_data.get("password"):
             return super().clean()
-        wait = login_locked_for(email=username)
+        address = client_address(self.request) if self.request is not None else ""
+        wait = login_locked_for(email=username, address=address)
         if wait:
             raise ValidationError(
                 "Too many failed sign-ins for this account; try again in %(seconds)s seconds.",
@@ -30,7 +33,7 @@ class LockoutAdminAuthenticationForm(AdminAuthenticationForm):
         try:
             cleaned = super().clean()
         except ValidationError:
-            login_failure_record(email=username)
+            sign_in_failed(username, address)
             raise
-        login_failures_reset(email=username)
+        login_succeeded(email=username, address=address)
         return cleaned

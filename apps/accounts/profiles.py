@@ -9,6 +9,7 @@ from django.db import transaction
 
 from apps.accounts.models import DISPLAY_NAME_MAX_LENGTH, LearnerProfile
 from apps.common.errors import DomainError
+from apps.common.fields import line_character_refused
 
 PROFILE_FIELDS: tuple[str, ...] = ("display_name", "show_on_leaderboards")
 
@@ -29,6 +30,9 @@ def learner_profile_errors(values: Mapping[str, Any]) -> dict[str, list[str]]:
     name = values["display_name"]
     if not isinstance(name, str) or len(name) > DISPLAY_NAME_MAX_LENGTH:
         errors["display_name"] = [f"Expected text of at most {DISPLAY_NAME_MAX_LENGTH} characters."]
+    elif character := line_character_refused(name):
+        # The API's fields refuse these already; the admin and scripts come through here alone.
+        errors["display_name"] = [f"Contains {character}, a control, invisible or text-direction character."]
     elif values["show_on_leaderboards"] and not name.strip():
         # Leaderboards never fall back to the username, so a listed learner needs a name to show.
         errors["display_name"] = ["Set a display name to appear on leaderboards."]

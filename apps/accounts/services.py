@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import logging
 import secrets
-import smtplib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib.auth import authenticate, get_user_model
@@ -16,22 +14,18 @@ from django.contrib.auth.hashers import make_password
 from django.contrib.auth.models import AbstractUser, update_last_login
 from django.contrib.auth.password_validation import validate_password
 from django.contrib.auth.tokens import default_token_generator
+from django.core import signing
 from django.core.exceptions import ValidationError
-from django.core.mail import EmailMultiAlternatives
 from django.db import IntegrityError, transaction
 from django.db.models.functions import Lower
-from django.template.loader import render_to_string
-from django.utils.encoding import force_bytes, force_str
-from django.utils.http import urlsafe_base64_decode, urlsafe_base64_encode
-from rest_framework.authtoken.models import Token
+from django.utils.encoding import force_str
+from django.utils.http import urlsafe_base64_decode
 
-from apps.accounts.lockout import (
-    login_failure_record,
-    login_failures_clear,
-    login_failures_reset,
-    login_locked_for,
-    normalize_email,
-)
+from apps.accounts.devices import IssuedToken, device_token_issue, device_tokens_revoke_all
+from apps.accounts.email_addresses import EmailRefused, email_canonical, email_key
+from apps.accounts.lockout import login_failure_record, login_failures_clear, login_locked_for, login_succeeded
+from apps.accounts.mail import REGISTRATION_SALT, account_email_queue, account_user_by_email
+from apps.accounts.models import AccountEmailKind, DeviceToken, PendingRegistration
 from apps.accounts.profiles import learner_profile_errors, learner_profile_update
 from apps.common.errors import DomainError, RetryLater
 from apps.srs.learner_settings import scheduling_settings_errors, scheduling_settings_update, scheduling_settings_values
@@ -60,31 +54,58 @@ class InvalidResetToken(DomainError):
     code = "invalid_token"
 
 
-def _refuse_if_locked_out(identifier: str) -> None:
-    wait = login_locked_for(email=identifier)
+class AlreadyRegistered(DomainError):
+    """A registration link used after its address got an account: only the mailbox's owner can see this."""
+
+    code = "already_registered"
+
+
+def _refuse_if_locked_out(identifier: str, address: str) -> None:
+    wait = login_locked_for(email=identifier, address=address)
     if wait:
         raise LockedOut(f"Too many failed sign-ins; try again in {wait} seconds.", retry_after=wait)
 
 
-def token_obtain(*, username: str, password: str) -> Token:
-    """The user's API token, created on first use; the same one until it is revoked.
+def sign_in_failed(identifier: str, address: str) -> None:
+    """Count a failed sign-in from this address; when it pauses the account, its owner is told by email."""
+    counted = login_failure_record(email=identifier, address=address)
+    if counted.account_paused:
+        # Queued whatever the identifier: the worker writes to an account only, so this says nothing here.
+        account_email_queue(kind=AccountEmailKind.SIGN_IN_PAUSED, to=email_key(identifier))
 
-    Failures count towards the same lockout as signing in by email: a registered learner's
-    username is their email, so neither endpoint can be used to go on guessing after the other locked.
+
+def _signed_in(user: Any, identifier: str, address: str, device_name: str | None) -> IssuedToken:
+    login_succeeded(email=identifier, address=address)
+    update_last_login(type(user), user)
+    return device_token_issue(user=user, device_name=device_name)
+
+
+def token_obtain(*, username: str, password: str, address: str, device_name: str | None = None) -> IssuedToken:
+    """A new device token for a right username and password.
+
+    Failures count towards the same lockouts as signing in by email: a registered learner's username
+    is their email, so neither endpoint can be used to go on guessing after the other locked.
     """
-    _refuse_if_locked_out(username)
+    _refuse_if_locked_out(username, address)
     user = authenticate(username=username, password=password)
     if user is None or not user.is_active:
-        login_failure_record(email=username)
+        sign_in_failed(username, address)
         raise InvalidCredentials("Unable to sign in with that username and password.")
-    login_failures_reset(email=username)
-    token, _ = Token.objects.get_or_create(user=user)
-    return token
+    return _signed_in(user, username, address, device_name)
 
 
-def _by_email(email: str) -> Any:
-    """The account with this (normalized) email, by the unique LOWER(email) index; None when there is none."""
-    return get_user_model().objects.annotate(email_lower=Lower("email")).filter(email_lower=email).first()
+def _password_errors(password: str, user: Any) -> list[str]:
+    try:
+        validate_password(password, user)
+    except ValidationError as invalid:
+        return list(invalid.messages)
+    return []
+
+
+def _invalid(fields: dict[str, list[str]], *, prefix: str) -> AccountInvalid:
+    return AccountInvalid(
+        f"{prefix}: " + "; ".join(f"{name}: {' '.join(messages)}" for name, messages in fields.items()), fields=fields
+    )
 
 
 def _email_taken(email: str) -> bool:
@@ -97,32 +118,6 @@ def _email_taken(email: str) -> bool:
     )
 
 
-def _password_errors(password: str, user: Any) -> list[str]:
-    try:
-        validate_password(password, user)
-    except ValidationError as invalid:
-        return list(invalid.messages)
-    return []
-
-
-def _token_rotate(user: Any) -> Token:
-    """Revoke the user's token and issue another: every device signed in with the old one is signed out."""
-    Token.objects.filter(user=user).delete()
-    return Token.objects.create(user=user)
-
-
-def _invalid(fields: dict[str, list[str]], *, prefix: str) -> AccountInvalid:
-    return AccountInvalid(
-        f"{prefix}: " + "; ".join(f"{name}: {' '.join(messages)}" for name, messages in fields.items()), fields=fields
-    )
-
-
-@dataclass(frozen=True)
-class Registered:
-    user: Any
-    token: Token
-
-
 def account_register(
     *,
     email: str | None,
@@ -130,17 +125,22 @@ def account_register(
     display_name: str | None,
     timezone: str | None,
     refused: Mapping[str, list[str]] | None = None,
-) -> Registered:
-    """A new learner account, signed in; every problem with the request is reported at once.
+) -> PendingRegistration:
+    """A sign-up waiting for its address to be confirmed; every problem with the request is reported at once.
 
-    A value is None when the request did not give a usable one; `refused` says why, by field, and
-    is reported together with what is found wrong with the values that were given.
+    Nothing here depends on whether the address has an account: the same row and the same queued
+    email either way. The worker then sends a confirmation link, or to an address that has an
+    account, a note saying so. A value is None when the request did not give a usable one;
+    `refused` says why, by field.
     """
     errors: dict[str, list[str]] = dict(refused or {})
-    email = normalize_email(email) if email is not None else None
+    if email is not None:
+        try:
+            email = email_canonical(email)
+        except EmailRefused as refusal:
+            errors["email"] = [str(refusal)]
+            email = None
     user = get_user_model()(username=email or "", email=email or "")
-    if email is not None and _email_taken(email):
-        errors["email"] = ["An account with this email already exists."]
     if password is not None and (password_errors := _password_errors(password, user)):
         errors["password"] = password_errors
     if display_name is not None:
@@ -160,53 +160,82 @@ def account_register(
             errors[name] = ["This field is required."]
     if errors or email is None or password is None or display_name is None or timezone is None:
         raise _invalid(errors, prefix="The account was not created")
+    with transaction.atomic():
+        registration = PendingRegistration.objects.create(
+            email=email, password_hash=make_password(password), display_name=display_name, timezone=timezone
+        )
+        account_email_queue(kind=AccountEmailKind.REGISTRATION, to=email, registration=registration)
+    return registration
+
+
+class InvalidRegistrationLink(DomainError):
+    code = "invalid_token"
+
+
+@dataclass(frozen=True)
+class Registered:
+    user: Any
+    token: IssuedToken
+
+
+def registration_confirm(*, token: str, device_name: str | None = None) -> Registered:
+    """The account a registration link stands for, created and signed in; the link works once.
+
+    Only whoever reads the address's mail has the link, so saying that the address got an account in
+    the meantime tells nobody else anything.
+    """
+    invalid = InvalidRegistrationLink("This sign-up link is invalid, used or expired; sign up again.")
+    try:
+        registration_id = signing.loads(token, salt=REGISTRATION_SALT, max_age=settings.REGISTRATION_CONFIRM_TIMEOUT)
+    except signing.BadSignature:
+        raise invalid from None
+    if not isinstance(registration_id, int):
+        raise invalid
     try:
         with transaction.atomic():
-            user.set_password(password)
+            registration = PendingRegistration.objects.select_for_update().filter(pk=registration_id).first()
+            if registration is None:
+                raise invalid
+            email = registration.email
+            if _email_taken(email):
+                PendingRegistration.objects.filter(email=email).delete()
+                raise AlreadyRegistered("This address already has an account: sign in, or reset its password.")
+            user = get_user_model()(username=email, email=email, password=registration.password_hash)
             user.save()
-            learner_profile_update(learner=user, changes={"display_name": display_name})
-            scheduling_settings_update(learner=user, changes={"timezone": timezone})
-            token = Token.objects.create(user=user)
+            learner_profile_update(learner=user, changes={"display_name": registration.display_name})
+            scheduling_settings_update(learner=user, changes={"timezone": registration.timezone})
+            PendingRegistration.objects.filter(email=email).delete()
+            issued = device_token_issue(user=user, device_name=device_name)
     except IntegrityError:
-        # Two registrations of one email at once: the unique index lets only one through.
-        if _email_taken(email):
-            raise _invalid(
-                {"email": ["An account with this email already exists."]}, prefix="The account was not created"
-            ) from None
-        raise
-    return Registered(user=user, token=token)
+        # Two confirmations of one address at once: the unique index lets only one through.
+        raise AlreadyRegistered("This address already has an account: sign in, or reset its password.") from None
+    return Registered(user=user, token=issued)
 
 
-def login(*, email: str, password: str) -> Token:
-    """The account's API token for a right email and password, unless the account is locked out.
+def login(*, email: str, password: str, address: str, device_name: str | None = None) -> IssuedToken:
+    """A new device token for a right email and password, unless this address is locked out of the email.
 
     An unknown email costs the same password hashing and counts towards a lockout like a known
     one, so neither the answer, its timing nor a lockout tells whether the account exists.
     """
-    email = normalize_email(email)
-    _refuse_if_locked_out(email)
-    user = _by_email(email) if email else None
+    key = email_key(email)
+    _refuse_if_locked_out(key, address)
+    user = account_user_by_email(key) if key else None
     if user is None:
         make_password(password)
         signed_in = None
     else:
         signed_in = authenticate(username=user.get_username(), password=password)
     if signed_in is None:
-        login_failure_record(email=email)
+        sign_in_failed(key, address)
         raise InvalidCredentials(_BAD_CREDENTIALS)
-    login_failures_reset(email=email)
-    update_last_login(type(signed_in), signed_in)
-    token, _ = Token.objects.get_or_create(user=signed_in)
-    return token
+    return _signed_in(signed_in, key, address, device_name)
 
 
-def token_revoke(*, token: Token) -> None:
-    """Sign out the devices using this token; the next request with it is a 401."""
-    Token.objects.filter(pk=token.pk).delete()
-
-
-def password_change(*, user: Any, current_password: str, new_password: str) -> Token:
-    """Set a new password and a new token: the device making the change stays signed in, no other.
+def password_change(
+    *, user: Any, current_password: str, new_password: str, device: DeviceToken | None = None
+) -> IssuedToken:
+    """Set a new password: every device is signed out, and the one making the change gets a new token.
 
     A wrong current password and a new one that breaks a rule are reported together.
     """
@@ -220,48 +249,16 @@ def password_change(*, user: Any, current_password: str, new_password: str) -> T
     with transaction.atomic():
         user.set_password(new_password)
         user.save(update_fields=["password"])
-        return _token_rotate(user)
-
-
-def password_reset_url(user: Any) -> str:
-    """The study app's page that sets a new password; the token is signed and expires (PASSWORD_RESET_TIMEOUT).
-
-    The token covers the password hash, so using the link once makes it stop working.
-    """
-    query = urlencode(
-        {"uid": urlsafe_base64_encode(force_bytes(user.pk)), "token": default_token_generator.make_token(user)}
-    )
-    return f"{settings.FRONTEND_URL}/reset-password?{query}"
-
-
-def password_reset_message(user: Any) -> EmailMultiAlternatives:
-    context = {
-        "name": getattr(user, "first_name", "") or user.get_username(),
-        "reset_url": password_reset_url(user),
-        "valid_minutes": max(1, settings.PASSWORD_RESET_TIMEOUT // 60),
-        "site_url": settings.SITE_URL,
-    }
-    message = EmailMultiAlternatives(
-        subject=render_to_string("accounts/password_reset_subject.txt", context).strip(),
-        body=render_to_string("accounts/password_reset.txt", context),
-        to=[user.email],
-    )
-    message.attach_alternative(render_to_string("accounts/password_reset.html", context), "text/html")
-    return message
+        device_tokens_revoke_all(user=user)
+        return device_token_issue(user=user, device_name=device.device_name if device is not None else None)
 
 
 def password_reset_request(*, email: str) -> None:
-    """Email a reset link when an active account has this email; silently nothing otherwise.
+    """Queue a reset email for this address; the worker sends a link only if an active account has it.
 
-    A mail server that fails is logged, not reported: the answer must be the same either way.
+    The request does the same work for every address, so neither the answer nor its timing tells.
     """
-    user = _by_email(normalize_email(email))
-    if user is None or not user.is_active or not user.has_usable_password():
-        return
-    try:
-        password_reset_message(user).send()
-    except (smtplib.SMTPException, OSError):
-        logger.exception("The password reset email to account %s could not be sent", user.pk)
+    account_email_queue(kind=AccountEmailKind.PASSWORD_RESET, to=email_key(email))
 
 
 def _user_from_uid(uid: str) -> Any:
@@ -272,8 +269,10 @@ def _user_from_uid(uid: str) -> Any:
         return None
 
 
-def password_reset_confirm(*, uid: str, token: str, new_password: str) -> Token:
-    """Set the password from a reset link; the account gets a new token, and a lockout is lifted."""
+def password_reset_confirm(
+    *, uid: str, token: str, new_password: str, address: str, device_name: str | None = None
+) -> IssuedToken:
+    """Set the password from a reset link: every device is signed out, this one gets a token, lockouts lift."""
     user = _user_from_uid(uid)
     if user is None or not default_token_generator.check_token(user, token):
         raise InvalidResetToken("This password reset link is invalid or has expired; ask for a new one.")
@@ -282,11 +281,12 @@ def password_reset_confirm(*, uid: str, token: str, new_password: str) -> Token:
     with transaction.atomic():
         user.set_password(new_password)
         user.save(update_fields=["password"])
-        api_token = _token_rotate(user)
+        device_tokens_revoke_all(user=user)
+        issued = device_token_issue(user=user, device_name=device_name)
     if user.email:
         # Whoever reads the account's mailbox owns it: an attacker's failed guesses no longer lock it.
-        login_failures_clear(email=user.email)
-    return api_token
+        login_failures_clear(email=user.email, address=address)
+    return issued
 
 
 def _review_logs_delete(user: Any) -> None:
@@ -335,6 +335,6 @@ def demo_accounts_reset() -> list[DemoAccount]:
         user.is_staff = is_staff
         user.is_superuser = is_staff
         user.save()
-        token, _ = Token.objects.get_or_create(user=user)
-        accounts.append(DemoAccount(username, user.email, password, is_staff, token.key))
+        issued = device_token_issue(user=user, device_name="Development demo")
+        accounts.append(DemoAccount(username, user.email, password, is_staff, issued.key))
     return accounts

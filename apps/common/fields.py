@@ -25,7 +25,10 @@ BIGINT_MIN = -(2**63)
 
 # Unicode control characters (C0, DEL, C1) and lone surrogates, which no text needs and PostgreSQL
 # cannot store (NUL, surrogates); line and paragraph separators break a single line just as well.
-_NOT_IN_A_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+# Bidirectional overrides and isolates (U+202A-U+202E, U+2066-U+2069), zero-width characters
+# (U+200B-U+200F) and U+FEFF are refused too: in a name they make "adm\u202eni" read as "admin"
+# or two different names look the same.
+_NOT_IN_A_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff\ud800-\udfff]")
 # Text that spans lines (code, answers, definitions) keeps tab, newline and carriage return.
 _NOT_IN_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 
@@ -33,13 +36,18 @@ _NOT_IN_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 # The same rules as OpenAPI patterns (ECMA 262 syntax), so that clients and generated tests know them.
 # Lone surrogates are left out: ECMA 262 reads a string as UTF-16 units, where a class naming them would
 # also refuse every character outside the Basic Multilingual Plane; the server still refuses them.
-LINE_SCHEMA_PATTERN = r"^[^\u0000-\u001f\u007f-\u009f\u2028\u2029]*$"
+LINE_SCHEMA_PATTERN = r"^[^\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]*$"
 TEXT_SCHEMA_PATTERN = r"^[^\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]*$"
 
 
 def _forbidden_character(value: str, pattern: re.Pattern[str]) -> str | None:
     found = pattern.search(value)
     return f"U+{ord(found.group()):04X}" if found else None
+
+
+def line_character_refused(value: str) -> str | None:
+    """The first character the single-line rule refuses in `value`, as U+XXXX; None when there is none."""
+    return _forbidden_character(value, _NOT_IN_A_LINE)
 
 
 class SingleLineCharField(serializers.CharField):
@@ -50,7 +58,7 @@ class SingleLineCharField(serializers.CharField):
     default_error_messages = {
         "not_a_string": "Expected a string.",
         "control_character": (
-            "Contains {character}, a control character or lone surrogate, which this field does not take."
+            "Contains {character}, a control, invisible or text-direction character, which this field does not take."
         ),
     }
 

@@ -32,6 +32,7 @@ from rest_framework.settings import api_settings
 from rest_framework.throttling import BaseThrottle, SimpleRateThrottle
 
 if TYPE_CHECKING:
+    from django.http import HttpRequest
     from rest_framework.request import Request
     from rest_framework.views import APIView
 
@@ -239,6 +240,8 @@ class _RateThrottle(SimpleRateThrottle):
 
         DRF asks every throttle of the view, refused or not, each counting on its own; each later one
         finds its verdict on the request. Empty when this throttle is not one of the view's own."""
+        if view is None:
+            return []
         throttles = view.get_throttles()
         position = next((index for index, throttle in enumerate(throttles) if type(throttle) is type(self)), None)
         if position is None:
@@ -308,6 +311,23 @@ class ScopedAddressRateThrottle(_ScopedWriteThrottle):
     the right of X-Forwarded-For (DRF's get_ident): only trusted proxies may name the client."""
 
     suffix = "ip"
+
+    def get_cache_key(self, request: Request, view: APIView) -> str | None:
+        return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
+
+
+def client_address(request: Request | HttpRequest) -> str:
+    """The client's address as every throttle counts it (REMOTE_ADDR, or per NUM_PROXIES the forwarded one)."""
+    return str(BaseThrottle().get_ident(request))  # type: ignore[arg-type]
+
+
+class InvalidTokenAddressThrottle(_RateThrottle):
+    """Requests from one client address that sent an invalid API token: rate "bad_token_ip".
+
+    Counted by the token authentication when it refuses a token, not by views: an address over the
+    rate is answered 429 instead of 401, so that guessing tokens costs a script time, not the server."""
+
+    scope = "bad_token_ip"
 
     def get_cache_key(self, request: Request, view: APIView) -> str | None:
         return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}

@@ -13,10 +13,10 @@ from django.apps import apps
 from django.contrib.auth import get_user_model
 from django.db import connection, models
 from django.test.utils import CaptureQueriesContext
-from rest_framework.authtoken.models import Token
 
+from apps.accounts.devices import device_token_issue
 from apps.accounts.export import EXPORTERS
-from apps.accounts.models import LearnerProfile
+from apps.accounts.models import AccountEmail, DeviceToken, LearnerProfile, PendingRegistration
 from apps.content.models import Card, ExplorerRegion, PipelineExercise, Question, Quiz
 from apps.exercises.models import Submission
 from apps.explore.models import RegionVisit
@@ -46,7 +46,7 @@ NOW = datetime(2026, 5, 4, 10, 0, tzinfo=UTC)
 
 # Every table that holds a learner's rows, directly or through a parent that does.
 LEARNER_TABLES: list[type[models.Model]] = [
-    Token,
+    DeviceToken,
     LearnerProfile,
     SchedulingSettings,
     CardMemory,
@@ -74,9 +74,13 @@ _OWNER = {MatchItem: "board__learner", MatchAttempt: "board__learner", QuizAnswe
 def rows_of(learner: Any) -> dict[str, int]:
     counts = {}
     for model in LEARNER_TABLES:
-        owner = _OWNER.get(model, "user" if model is Token else "learner")
+        owner = _OWNER.get(model, "user" if model is DeviceToken else "learner")
         counts[model.__name__] = model._default_manager.filter(**{owner: learner}).count()
     return counts
+
+
+# Each filled learner's device token: only its digest is stored.
+_TOKENS: dict[int, str] = {}
 
 
 @dataclass(frozen=True)
@@ -200,7 +204,7 @@ def fill(learner: Any, tag: str) -> Filled:
         current_reviews_per_day=20.0, current_minutes_per_day=8.0, current_seconds_per_remembered_card=200.0,
         review_seconds_source="default", requested_at=NOW, computed_at=NOW,
     )  # fmt: skip
-    Token.objects.get_or_create(user=learner)
+    _TOKENS[learner.pk] = device_token_issue(user=learner, device_name=f"Phone of {tag}").key
     return Filled(learner=learner, code=code, undone_review_id=undone.pk)
 
 
@@ -211,7 +215,7 @@ def two_learners(shipped_course, learner, django_user_model) -> tuple[Filled, Fi
 
 
 def client_of(user: Any) -> Any:
-    return client_with(Token.objects.get(user=user).key)
+    return client_with(_TOKENS[user.pk])
 
 
 def test_every_learner_table_has_rows_in_the_fixture(two_learners):
@@ -336,7 +340,7 @@ def test_a_wrong_password_deletes_nothing(two_learners):
 
 
 def test_staff_can_delete_their_own_account(staff_user):
-    token = Token.objects.create(user=staff_user)
+    token = device_token_issue(user=staff_user, device_name=None)
     response = client_with(token.key).post(f"{ME}delete/", {"password": "another long passphrase"}, format="json")
     assert response.status_code == 204
     assert not get_user_model().objects.filter(pk=staff_user.pk).exists()
@@ -346,6 +350,10 @@ def test_every_table_that_points_at_a_learner_is_listed_here():
     # The export and the deletion tests cover LEARNER_TABLES; a new table of learners' rows must join it.
     user_model = get_user_model()
     staff_only = {"admin.LogEntry"}
+    # Neither points at an account: an outbox row and a sign-up are keyed by address.
+    assert not {AccountEmail, PendingRegistration} & {
+        model for model in apps.get_models() for field in model._meta.get_fields() if field.related_model is user_model
+    }
     pointing = {
         model
         for model in apps.get_models()

@@ -24,10 +24,10 @@ from drf_spectacular.generators import SchemaGenerator
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import run_state_machine_as_test
-from rest_framework.authtoken.models import Token
 from rest_framework.utils.encoders import JSONEncoder
 from schemathesis import GenerationMode
 
+from apps.accounts.devices import device_token_issue
 from apps.common.clock import EARLIEST_CLIENT_TIME
 from apps.common.throttling import throttle_history_clear
 from apps.content.models import Question, QuestionKind
@@ -226,7 +226,7 @@ def requests_share_the_test_transaction() -> Iterator[None]:
 
 @pytest.fixture
 def learner_token(learner, shipped_course) -> Iterator[str]:
-    _SignedIn.token = Token.objects.create(user=learner).key
+    _SignedIn.token = device_token_issue(user=learner, device_name=None).key
     _SignedIn.deck_cards = {deck.slug: deck_cards_list(deck=deck).count() for deck in decks_list()}
     yield _SignedIn.token
     _SignedIn.token = ""

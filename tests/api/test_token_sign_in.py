@@ -9,17 +9,9 @@ from django.conf import settings
 from django.contrib.sessions.models import Session
 from rest_framework.test import APIClient
 
-REGISTRATION = {
-    "email": "lin@example.com",
-    "password": "a long enough passphrase",
-    "display_name": "Lin",
-    "timezone": "Europe/Paris",
-}
-
 SIGN_INS: dict[str, tuple[str, dict[str, Any], int]] = {
     "login": ("/api/v1/auth/login/", {"email": "ada@example.com", "password": "correct horse battery"}, 200),
     "token": ("/api/v1/auth/token/", {"username": "ada", "password": "correct horse battery"}, 200),
-    "register": ("/api/v1/auth/register/", REGISTRATION, 201),
 }
 
 

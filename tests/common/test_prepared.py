@@ -7,8 +7,9 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
-from rest_framework.authtoken.models import Token
 
+from apps.accounts.devices import device_token_issue
+from apps.accounts.models import DeviceToken
 from apps.common.prepared import PreparedQuery
 from apps.srs.learner_settings import scheduling_settings_update
 from apps.srs.models import SchedulingSettings
@@ -17,14 +18,14 @@ pytestmark = pytest.mark.django_db
 
 
 def _token_query(key: str):
-    return Token.objects.select_related("user", "user__scheduling_settings__profile").filter(key=key)
+    return DeviceToken.objects.select_related("user", "user__scheduling_settings__profile").filter(token_key=key)
 
 
-def _learner(name: str, *, settings: bool) -> Token:
+def _learner(name: str, *, settings: bool) -> DeviceToken:
     user = get_user_model().objects.create_user(username=name, password="a-long-password-1")
     if settings:
         scheduling_settings_update(learner=user, changes={"desired_retention": 0.85})
-    return Token.objects.create(user=user)
+    return device_token_issue(user=user, device_name=None).device
 
 
 def _prepared_statements() -> list[str]:
@@ -37,8 +38,8 @@ def test_it_returns_what_the_queryset_returns_with_the_joined_rows_attached():
     with_settings, without = _learner("ada", settings=True), _learner("ben", settings=False)
     query = PreparedQuery(_token_query, "placeholder-key")
     for token in (with_settings, without):
-        (found,) = query.all(token.key)
-        (expected,) = list(_token_query(token.key))
+        (found,) = query.all(token.token_key)
+        (expected,) = list(_token_query(token.token_key))
         assert (found.key, found.user_id, found.created) == (expected.key, expected.user_id, expected.created)
         user_fields = [field.attname for field in get_user_model()._meta.concrete_fields]
         with CaptureQueriesContext(connection) as captured:
@@ -60,39 +61,45 @@ def test_it_is_counted_as_a_query_and_prepared_once_on_postgresql():
     token = _learner("cy", settings=True)
     query = PreparedQuery(_token_query, "placeholder-key")
     with CaptureQueriesContext(connection) as captured:
-        query.all(token.key)
-        query.all(token.key)
+        query.all(token.token_key)
+        query.all(token.token_key)
     assert len(captured.captured_queries) == 2
     # Logged as any query is: the statement with its values.
-    assert all(token.key in logged["sql"] for logged in captured.captured_queries), captured.captured_queries
+    assert all(token.token_key in logged["sql"] for logged in captured.captured_queries), captured.captured_queries
     if connection.vendor == "postgresql":
-        assert sum('"authtoken_token"' in statement for statement in _prepared_statements()) == 1
+        assert sum('"accounts_devicetoken"' in statement for statement in _prepared_statements()) == 1
 
 
 @pytest.mark.skipif("connection.vendor != 'postgresql'")
 def test_prepared_statements_can_be_turned_off():
     token = _learner("di", settings=False)
     with override_settings(DATABASE_PREPARED_STATEMENTS=False):
-        assert PreparedQuery(lambda key: Token.objects.filter(key=key), "placeholder-key").all(token.key)
+        assert PreparedQuery(lambda key: DeviceToken.objects.filter(token_key=key), "placeholder-key").all(
+            token.token_key
+        )
     assert not any(
         statement.startswith(
-            'SELECT "authtoken_token"."key", "authtoken_token"."user_id", "authtoken_token"."created" FROM'
+            'SELECT "accounts_devicetoken"."digest", "accounts_devicetoken"."token_key", "accounts_devicetoken"."user_id"'
         )
         for statement in _prepared_statements()
     )
 
 
 def test_a_placeholder_that_does_not_reach_the_parameters_is_refused():
-    query = PreparedQuery(lambda key: Token.objects.filter(key__startswith=key), "placeholder-key")
+    query = PreparedQuery(lambda key: DeviceToken.objects.filter(token_key__startswith=key), "placeholder-key")
     with pytest.raises(ValueError, match="placeholder"):
         query.all("x")
 
 
 def test_values_list_rows_and_a_statement_to_run_elsewhere():
     token = _learner("ed", settings=False)
-    query = PreparedQuery(lambda key: Token.objects.filter(key=key).values_list("key", "user_id"), "placeholder-key")
-    assert query.all(token.key) == list(Token.objects.filter(key=token.key).values_list("key", "user_id"))
-    sql, params = query.statement(token.key)
+    query = PreparedQuery(
+        lambda key: DeviceToken.objects.filter(token_key=key).values_list("token_key", "user_id"), "placeholder-key"
+    )
+    assert query.all(token.token_key) == list(
+        DeviceToken.objects.filter(token_key=token.token_key).values_list("token_key", "user_id")
+    )
+    sql, params = query.statement(token.token_key)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        assert query.results(cursor.fetchall()) == [(token.key, token.user_id)]
+        assert query.results(cursor.fetchall()) == [(token.token_key, token.user_id)]

@@ -11,13 +11,13 @@ from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.urls import URLPattern, URLResolver, get_resolver
 from drf_spectacular.generators import SchemaGenerator
-from rest_framework.authtoken.models import Token
 from rest_framework.request import Request
 from rest_framework.settings import api_settings
 from rest_framework.test import APIClient, APIRequestFactory
 from rest_framework.throttling import ScopedRateThrottle, SimpleRateThrottle
 from rest_framework.views import APIView
 
+from apps.accounts.devices import device_token_issue
 from apps.common import throttling
 from apps.common.throttling import (
     LearnerRateThrottle,
@@ -70,7 +70,7 @@ def clock(monkeypatch) -> FakeClock:
 def learner_client(username: str) -> APIClient:
     user = get_user_model().objects.create_user(username=username, password="a long enough passphrase")
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {device_token_issue(user=user, device_name=None).key}")
     return client
 
 

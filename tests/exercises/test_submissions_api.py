@@ -9,9 +9,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test import override_settings
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from apps.accounts.devices import device_token_issue
 from apps.content.models import PipelineExercise
 from apps.exercises import services
 from apps.exercises.models import Submission, SubmissionStatus
@@ -26,7 +26,7 @@ CODE = "import tensorflow as tf\n\n\ndef build_pipeline(files):\n    return tf.d
 
 def client_for(user) -> APIClient:
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {device_token_issue(user=user, device_name=None).key}")
     return client
 
 

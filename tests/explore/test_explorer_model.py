@@ -15,8 +15,8 @@ import requests
 from django.contrib.staticfiles import finders
 from django.core.management import CommandError, call_command
 from django.test import Client
-from rest_framework.authtoken.models import Token
 
+from apps.accounts.devices import device_token_issue
 from apps.explore.scene_model import ModelRegion, scene_model_build
 from apps.explore.scene_model_files import REBUILD_COMMAND, scene_model_files_plan, scene_models_dir
 from tests.conftest import DECKS_DIR, REPO_ROOT
@@ -185,7 +185,7 @@ def test_whitenoise_serves_the_model_with_the_gltf_media_type(settings):
 
 
 def test_model_url_of_the_scene_is_served_and_parses_to_one_node_per_region(live_server, shipped_course, learner):
-    token = Token.objects.create(user=learner).key
+    token = device_token_issue(user=learner, device_name=None).key
     scene = requests.get(
         f"{live_server.url}/api/v1/explorer/{SCENE}/", headers={"Authorization": f"Token {token}"}, timeout=30
     )

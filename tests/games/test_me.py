@@ -71,11 +71,12 @@ def test_read_only_or_invalid_fields_are_a_400_and_change_nothing(learner, learn
 
 
 def test_staff_see_is_staff(staff_user):
-    from rest_framework.authtoken.models import Token
     from rest_framework.test import APIClient
 
+    from apps.accounts.devices import device_token_issue
+
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=staff_user).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {device_token_issue(user=staff_user, device_name=None).key}")
     assert client.get(ME).json()["is_staff"] is True
 
 

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from django.contrib.auth import get_user_model
 from django.db import connection
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from apps.accounts.devices import device_token_issue
 from apps.content.models import Card
 from apps.srs.learner_settings import scheduling_settings_update
 
@@ -48,7 +48,7 @@ def without_recall_time(data: Any) -> Any:
 def learner_with_token(username: str) -> tuple[Any, str]:
     """Another learner and their API token."""
     user = get_user_model().objects.create_user(username=username, password="a long enough passphrase")
-    return user, Token.objects.create(user=user).key
+    return user, device_token_issue(user=user, device_name=None).key
 
 
 def client_for(token: str) -> APIClient:

@@ -9,9 +9,9 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from apps.accounts.devices import device_token_issue
 from apps.content.models import Card, Deck
 from tests.srs.conftest import DECK
 
@@ -21,7 +21,7 @@ _NOT_COUNTED = ("SAVEPOINT", "RELEASE SAVEPOINT", "ROLLBACK TO SAVEPOINT")
 def other_learner_client(username: str = "brian") -> tuple[Any, APIClient]:
     user = get_user_model().objects.create_user(username=username, password="yet another passphrase")
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {device_token_issue(user=user, device_name=None).key}")
     return user, client
 
 
@@ -43,7 +43,7 @@ def counted_get(client: APIClient, url: str) -> tuple[Any, list[str]]:
     statements = [
         query["sql"]
         for query in context.captured_queries
-        if not query["sql"].startswith(_NOT_COUNTED) and "authtoken_token" not in query["sql"]
+        if not query["sql"].startswith(_NOT_COUNTED) and "accounts_devicetoken" not in query["sql"]
     ]
     return response, statements
 

@@ -70,7 +70,7 @@ def in_review(client: APIClient, card: Card, days_ago: int = 60) -> None:
 def counted(captured: CaptureQueriesContext) -> tuple[list[str], list[str]]:
     """The statements an endpoint ran, less transaction bookkeeping; and apart, the token lookup."""
     statements = [q["sql"] for q in captured.captured_queries if not q["sql"].upper().startswith(NOT_COUNTED)]
-    token = [sql for sql in statements if '"authtoken_token"' in sql]
+    token = [sql for sql in statements if '"accounts_devicetoken"' in sql]
     return [sql for sql in statements if sql not in token], token
 
 

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from rest_framework.authtoken.models import Token
 
+from apps.accounts.devices import device_token_issue
 from tests.web.browser import DESKTOP, PHONE, VIEWPORTS, Browsing, Viewport, browsing
 
 if TYPE_CHECKING:
@@ -71,4 +71,4 @@ def phone(chromium: Browser, live_server: Any) -> Iterator[Browsing]:
 @pytest.fixture
 def token(learner: Any) -> str:
     """The learner's API token, for pages opened already signed in."""
-    return Token.objects.create(user=learner).key
+    return device_token_issue(user=learner, device_name=None).key

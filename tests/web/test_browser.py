@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from django.contrib.auth import get_user_model
-from rest_framework.authtoken.models import Token
 
 from apps.content.models import Lesson
 from apps.reminders.models import ReminderPreference

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from playwright.sync_api import expect
-from rest_framework.authtoken.models import Token
 
+from apps.accounts.devices import device_token_issue
 from apps.content.models import Question, QuestionKind, Quiz
 from apps.quizzes.models import QuizAnswer, QuizAttempt
 from apps.quizzes.selectors import attempt_questions
@@ -83,7 +83,7 @@ def test_a_quiz_is_taken_resumed_after_a_reload_and_scored(
     desktop: Browsing, shipped_course: None, learner: Any
 ) -> None:
     quiz = _smallest_quiz_of_every_kind()
-    desktop.sign_in_with_token(Token.objects.create(user=learner).key)
+    desktop.sign_in_with_token(device_token_issue(user=learner, device_name=None).key)
     desktop.goto(f"/quizzes/{quiz.slug}")
     page = desktop.page
     page.get_by_role("heading", name=quiz.title, exact=True).wait_for()
@@ -151,7 +151,7 @@ def test_a_quiz_is_taken_resumed_after_a_reload_and_scored(
 
 
 def test_an_unknown_attempt_is_said_in_words(desktop: Browsing, learner: Any) -> None:
-    desktop.sign_in_with_token(Token.objects.create(user=learner).key)
+    desktop.sign_in_with_token(device_token_issue(user=learner, device_name=None).key)
     desktop.goto("/quiz-attempts/999999")
     alert = desktop.page.get_by_role("alert").first
     alert.wait_for()
