@@ -10,6 +10,10 @@ Three changes to gunicorn's gthread worker (quizsite/gunicorn_conf.py selects th
 - What a thread still reads from the socket (a larger body, which only the admin's uploads may
   send; a chunked body; the next of several pipelined requests) is held to the same limits.
 - A request gunicorn cannot parse is answered in the API's JSON error shape, not gunicorn's HTML.
+- One client address holds at most CONNECTIONS_PER_ADDRESS of a worker's connections; past that a
+  new one is answered 429 and closed, so one host opening hundreds of slow connections cannot take
+  every slot (worker_connections) from everyone else. The trusted proxy (forwarded_allow_ips, where
+  nginx connects from) is not limited: nginx limits its own clients (limit_conn, README).
 
 The event loop only decides when a request is complete, by running gunicorn's own parser over the
 bytes so far; the thread then parses them again for real. A framing this loop misjudges can
@@ -23,11 +27,14 @@ import errno
 import http
 import io
 import json
+import os
 import re
 import selectors
 import socket
 import ssl
+import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -67,6 +74,10 @@ REQUEST_SECONDS = 30.0
 # its event loop for up to this long on every client that does not close its end.
 LINGER_SECONDS = 2.0
 LINGER_BYTES = 64 * 1024
+
+# Connections one client address may hold open on one worker at a time (environment: CONNECTIONS_PER_ADDRESS).
+# A browser opens at most 6 to a host and a classroom behind one NAT a few dozen.
+CONNECTIONS_PER_ADDRESS = int(os.environ.get("CONNECTIONS_PER_ADDRESS") or "64")
 
 # Largest body the event loop buffers when Django's DATA_UPLOAD_MAX_MEMORY_SIZE is None (no limit):
 # Django's own default for that setting.
@@ -238,8 +249,13 @@ class _Connection(gthread.TConn):
         self.continue_sent = False
         # Set by the worker: closes a socket gracefully without blocking its event loop.
         self.close_lingering: Callable[[socket.socket], None] | None = None
+        # Set by the worker: told once when the connection closes, to count its address's connections.
+        self.on_closed: Callable[[], None] | None = None
 
     def close(self, graceful: bool = False) -> None:
+        if self.on_closed is not None:
+            released, self.on_closed = self.on_closed, None
+            released()
         if graceful and self.close_lingering is not None:
             self.close_lingering(self.sock)
         else:
@@ -294,7 +310,7 @@ def _classify(exc: BaseException) -> tuple[int, str]:
     return 500, "server_error"
 
 
-def error_response_bytes(status: int, code: str, message: str) -> bytes:
+def error_response_bytes(status: int, code: str, message: str, *, retry_after: int | None = None) -> bytes:
     """A whole HTTP/1.1 response carrying the API's error body; the connection closes after it."""
     # Imported here: Django is set up only once the worker has loaded the app.
     from apps.common.errors import error_body
@@ -304,9 +320,24 @@ def error_response_bytes(status: int, code: str, message: str) -> bytes:
         f"HTTP/1.1 {status} {http.HTTPStatus(status).phrase}\r\n"
         "Connection: close\r\n"
         "Content-Type: application/json\r\n"
-        f"Content-Length: {len(body)}\r\n\r\n"
+        + (f"Retry-After: {retry_after}\r\n" if retry_after is not None else "")
+        + f"Content-Length: {len(body)}\r\n\r\n"
     )
     return head.encode("latin-1") + body
+
+
+def _refuse_codings_not_decoded(req: Any) -> None:
+    """501 for a request body in a transfer coding besides chunked ("gzip, chunked"), as RFC 9112 6.1 advises.
+
+    gunicorn reads the chunks and hands the app what is inside them still compressed: a JSON body
+    would be refused as malformed, or a file stored compressed. A coding that does not end in chunked
+    leaves the body's length unknown, which gunicorn answers 400 (RFC 9112 6.3), before this runs.
+    """
+    for name, value in req.headers:
+        if name == "TRANSFER-ENCODING":
+            codings = {coding.strip(" \t").lower() for coding in value.split(",")} - {"chunked"}
+            if codings:
+                raise UnsupportedTransferCoding(value)
 
 
 class BufferingThreadWorker(gthread.ThreadWorker):
@@ -328,6 +359,11 @@ class BufferingThreadWorker(gthread.ThreadWorker):
         self.reading: set[_Connection] = set()
         # Sockets being closed gracefully: when to give up on each, and how much it has sent since.
         self.lingering: dict[socket.socket, list[float]] = {}
+        # Open connections per client address; closes may happen on the request threads.
+        self.per_address: Counter[str] = Counter()
+        self.per_address_lock = threading.Lock()
+        allowed = cfg.forwarded_allow_ips
+        self.unlimited_addresses = {"*"} if allowed == "*" else {str(address) for address in allowed or ()}
 
     def load_wsgi(self) -> None:
         super().load_wsgi()
@@ -346,13 +382,45 @@ class BufferingThreadWorker(gthread.ThreadWorker):
             if exc.errno not in (errno.EAGAIN, errno.ECONNABORTED, errno.EWOULDBLOCK):
                 raise
             return
+        address = _peer(client_addr)
+        if not self._address_admitted(address):
+            self.log.warning("Refused a connection from ip=%s: it holds %d already.", address, CONNECTIONS_PER_ADDRESS)
+            client_sock.setblocking(False)
+            self._answer_and_close(
+                client_sock,
+                error_response_bytes(
+                    429,
+                    "too_many_connections",
+                    f"This address has {CONNECTIONS_PER_ADDRESS} connections open already; close some first.",
+                    retry_after=1,
+                ),
+            )
+            return
         self.nr_conns += 1
         conn = _Connection(self.cfg, client_sock, client_addr, listener.getsockname())
         conn.close_lingering = self._close_lingering
+        if address not in self.unlimited_addresses and "*" not in self.unlimited_addresses:
+            conn.on_closed = partial(self._address_released, address)
         if self.buffering:
             self._read_request(conn)
         else:
             self.enqueue_req(conn)
+
+    def _address_admitted(self, address: str) -> bool:
+        """Counts one more connection of this address; False (counting nothing) when it has its share."""
+        if address in self.unlimited_addresses or "*" in self.unlimited_addresses or not address:
+            return True
+        with self.per_address_lock:
+            if self.per_address[address] >= CONNECTIONS_PER_ADDRESS:
+                return False
+            self.per_address[address] += 1
+            return True
+
+    def _address_released(self, address: str) -> None:
+        with self.per_address_lock:
+            self.per_address[address] -= 1
+            if self.per_address[address] <= 0:
+                del self.per_address[address]
 
     def on_client_socket_readable(self, conn: Any, client: socket.socket) -> None:
         """A kept-alive connection's next request begins: read it here too."""
@@ -425,6 +493,10 @@ class BufferingThreadWorker(gthread.ThreadWorker):
             self._stop_reading(conn)
             self.nr_conns -= 1
             if started:
+                # Closed through its socket, after the answer: its address's place is given back now.
+                if conn.on_closed is not None:
+                    released, conn.on_closed = conn.on_closed, None
+                    released()
                 self.log.info("Request from ip=%s timed out before it was complete.", _peer(conn.client))
                 self._answer_and_close(conn.sock, error_response_bytes(408, "request_timeout", _timeout_message()))
             else:
@@ -485,6 +557,7 @@ class BufferingThreadWorker(gthread.ThreadWorker):
                 conn.continue_sent = False
 
     def handle_request(self, req: Any, conn: Any) -> bool:
+        _refuse_codings_not_decoded(req)
         if isinstance(conn, _Connection):
             if conn.continue_sent:
                 req._expected_100_continue = False

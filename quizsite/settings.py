@@ -95,6 +95,7 @@ MIDDLEWARE = [
     # SECURE_CSP is left empty: only views with their own policy (the web app's shell) get the header.
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "apps.common.middleware.ApiErrorMiddleware",
+    "apps.common.middleware.DatabaseRetryMiddleware",
     "apps.common.middleware.QueryStringMiddleware",
 ]
 
@@ -238,6 +239,9 @@ REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_SCHEMA_CLASS": "apps.common.schema.AutoSchema",
     "EXCEPTION_HANDLER": "apps.common.errors.api_exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+    # Responses are JSON only and unknown parameters are ignored: `?format=` must not pick a renderer
+    # (DRF's override answers 404 for a format it does not have).
+    "URL_FORMAT_OVERRIDE": None,
 }
 if DEBUG:
     REST_FRAMEWORK["DEFAULT_RENDERER_CLASSES"].append("rest_framework.renderers.BrowsableAPIRenderer")
@@ -435,8 +439,9 @@ LOGGING = {
 # --- Reviews (apps.srs) ------------------------------------------------------------------------------
 # On PostgreSQL one learner's review writes (single, batch, undo) take turns; one that waits longer
 # than this for its turn, or for a row lock, is refused with 409 sync_in_progress and Retry-After.
-# A 1,000-review batch takes well under this, so only a pile-up of uploads is refused.
-REVIEW_SYNC_LOCK_WAIT_SECONDS = float(os.environ.get("REVIEW_SYNC_LOCK_WAIT_SECONDS") or "10")
+# A batch that finds the turn taken is refused at once, before its body is read. The wait holds a web
+# thread, so it is short: a 1,000-review batch takes about a second, a single review milliseconds.
+REVIEW_SYNC_LOCK_WAIT_SECONDS = float(os.environ.get("REVIEW_SYNC_LOCK_WAIT_SECONDS") or "3")
 # Largest Anki package whose review history a learner may upload (POST /anki-history/); it is kept in
 # the database until its import finishes. A deck exported with its scheduling is a few MiB; media make
 # up the rest of a larger file, and the history does not need them.

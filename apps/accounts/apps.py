@@ -9,4 +9,8 @@ class AccountsConfig(AppConfig):
 
     def ready(self) -> None:
         # Registered with Celery in every process, so beat's schedule never names an unknown task.
-        from apps.accounts import tasks  # noqa: F401
+        # The schema's description of device tokens registers itself on import.
+        from apps.accounts import (
+            schema,  # noqa: F401
+            tasks,  # noqa: F401
+        )

@@ -15,3 +15,8 @@ EARLIEST_CLIENT_TIME = datetime(2000, 1, 1, tzinfo=UTC)
 def latest_client_time(*, now: datetime) -> datetime:
     """The latest time a client may report at server time `now`."""
     return now + CLOCK_SKEW_ALLOWANCE
+
+
+def time_text(moment: datetime) -> str:
+    """A time as every response writes it: RFC 3339, in UTC with a `Z` (never `+00:00`)."""
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")

@@ -8,6 +8,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions, status
@@ -70,6 +71,29 @@ class IdempotencyKeyReused(Conflict):
 class RequestTooLarge(DomainError):
     status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
     code = "too_large"
+
+
+# Seconds a client is asked to wait after the database could not answer: a lost connection is
+# replaced on the next request, and a restarting server is back within seconds.
+DATABASE_RETRY_AFTER_SECONDS = 5
+# Set on a 503 for a failed database call, so that a read may be tried once more on a new connection.
+DATABASE_LOST_ATTRIBUTE = "database_connection_lost"
+
+
+def database_unavailable(exc: BaseException) -> bool:
+    """Whether this is the database failing to answer (connection lost, server restarting, too many clients)."""
+    return isinstance(exc, OperationalError | InterfaceError)
+
+
+_DATABASE_UNAVAILABLE = ("database_unavailable", "The database did not answer; nothing was changed. Try again shortly.")
+
+
+def database_unavailable_response() -> JsonResponse:
+    """The 503 for a database that failed outside a DRF view; DRF views answer the same through the handler."""
+    response = error_response(503, *_DATABASE_UNAVAILABLE)
+    response["Retry-After"] = str(DATABASE_RETRY_AFTER_SECONDS)
+    setattr(response, DATABASE_LOST_ATTRIBUTE, True)
+    return response
 
 
 def _too_large_message() -> str:
@@ -156,6 +180,15 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
         )
 
     request = context.get("request")
+    if database_unavailable(exc):
+        logger.warning("The database failed in %s: %r", getattr(request, "path", "an API view"), exc)
+        response = Response(
+            error_body(*_DATABASE_UNAVAILABLE),
+            status=status.HTTP_503_SERVICE_UNAVAILABLE,
+            headers={"Retry-After": str(DATABASE_RETRY_AFTER_SECONDS)},
+        )
+        setattr(response, DATABASE_LOST_ATTRIBUTE, True)
+        return response
     logger.exception("Unhandled error in %s", getattr(request, "path", "an API view"), exc_info=exc)
     return Response(
         error_body("server_error", "Something went wrong on our side; it has been logged."),

@@ -17,7 +17,7 @@ from django.utils import timezone as django_timezone
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from apps.common.clock import CLOCK_SKEW_ALLOWANCE, EARLIEST_CLIENT_TIME, latest_client_time
+from apps.common.clock import CLOCK_SKEW_ALLOWANCE, EARLIEST_CLIENT_TIME, latest_client_time, time_text
 
 # Ids are PostgreSQL bigints; a larger number names nothing and cannot even be bound in a query.
 BIGINT_MAX = 2**63 - 1
@@ -104,15 +104,15 @@ class JSONIntegerField(serializers.IntegerField):
     """A JSON integer: not a string of digits, not a boolean, not a fraction such as 7.5.
 
     A whole number written with a fraction or exponent (7.0, 1e2) is the same number to JSON Schema,
-    whose `integer` type admits it, so it is taken up to 2**53, beyond which a float cannot hold it
-    exactly. Without bounds of its own it takes what a PostgreSQL bigint holds, so no value reaches
-    the database that it cannot store.
+    whose `integer` type admits it, so it is taken below 2**53: from there on a float cannot hold it
+    exactly (2**53 + 1 arrives as 2**53). Without bounds of its own it takes what a PostgreSQL bigint
+    holds, so no value reaches the database that it cannot store.
     """
 
     default_error_messages = {
         "not_an_integer": "Expected a JSON integer.",
-        "inexact": "Expected a JSON integer written without a fraction or exponent: a float holds no more "
-        "than 2**53 exactly.",
+        "inexact": "Expected a JSON integer written without a fraction or exponent: a float holds whole "
+        "numbers exactly only below 2**53.",
     }
 
     def __init__(self, **kwargs: Any) -> None:
@@ -122,7 +122,8 @@ class JSONIntegerField(serializers.IntegerField):
 
     def to_internal_value(self, data: Any) -> int:
         if isinstance(data, float) and data.is_integer():
-            if abs(data) > _EXACT_FLOAT_INTEGER:
+            # 2**53 itself is refused too: 2**53 + 1 written as a float arrives as exactly that.
+            if abs(data) >= _EXACT_FLOAT_INTEGER:
                 self.fail("inexact")
             data = int(data)
         if isinstance(data, bool) or not isinstance(data, int):
@@ -157,10 +158,6 @@ class JSONBooleanField(serializers.BooleanField):
         if not isinstance(data, bool):
             self.fail("not_a_boolean")
         return data
-
-
-def _text(moment: datetime) -> str:
-    return moment.isoformat().replace("+00:00", "Z")
 
 
 # RFC 9562's string form: 8-4-4-4-12 hex digits. Hex is read in either case, as the RFC asks of
@@ -241,7 +238,7 @@ class AwareDateTimeField(serializers.DateTimeField):
         self.allow_future = allow_future
         bounds = []
         if earliest is not None:
-            bounds.append(f"not before {_text(earliest)}")
+            bounds.append(f"not before {time_text(earliest)}")
         if not allow_future:
             bounds.append(f"not ahead of the server's clock by more than {CLOCK_SKEW_ALLOWANCE}")
         if bounds:
@@ -256,7 +253,7 @@ class AwareDateTimeField(serializers.DateTimeField):
         if parsed is None:
             self.fail("not_rfc3339")
         if self.earliest is not None and parsed < self.earliest:
-            self.fail("too_early", value=value, earliest=_text(self.earliest))
+            self.fail("too_early", value=value, earliest=time_text(self.earliest))
         now = django_timezone.now()
         if not self.allow_future and parsed > latest_client_time(now=now):
             self.fail("in_future", value=value, now=now.isoformat(), skew=CLOCK_SKEW_ALLOWANCE)

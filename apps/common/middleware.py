@@ -11,9 +11,17 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.core.handlers.asgi import ASGIRequest
 from django.core.handlers.wsgi import WSGIRequest
+from django.db import connections
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
-from apps.common.errors import error_body, error_response, too_large_response
+from apps.common.errors import (
+    DATABASE_LOST_ATTRIBUTE,
+    database_unavailable,
+    database_unavailable_response,
+    error_body,
+    error_response,
+    too_large_response,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -75,8 +83,35 @@ class ApiErrorMiddleware:
             return None
         if isinstance(exception, RequestDataTooBig):
             return too_large_response()
+        if database_unavailable(exception):
+            logger.warning("The database failed in %s: %r", request.path, exception)
+            return database_unavailable_response()
         logger.exception("Unhandled error in %s", request.path, exc_info=exception)
         return error_response(500, "server_error", _GENERIC_ERRORS[500][1])
+
+
+class DatabaseRetryMiddleware:
+    """A read whose database connection was lost is tried once more on a new connection.
+
+    Only safe methods are tried again: they change nothing, so running one twice is harmless. A write
+    answers 503 with Retry-After (its transaction rolled back: nothing was changed), and the client
+    sends it again, with its idempotency key where it has one.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if request.method in ("GET", "HEAD", "OPTIONS") and getattr(response, DATABASE_LOST_ATTRIBUTE, False):
+            # Lost connections are replaced at the next use; one that is fine but whose query failed
+            # is closed all the same, so the retry starts clean.
+            for connection in connections.all(initialized_only=True):
+                if not connection.in_atomic_block:
+                    connection.close()
+            logger.info("Trying %s %s again on a new database connection", request.method, request.path)
+            response = self.get_response(request)
+        return response
 
 
 # Read a body without a length in pieces of this size, so an endless one costs at most limit + this.

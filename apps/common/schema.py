@@ -25,14 +25,22 @@ ERROR_DESCRIPTIONS: dict[int, str] = {
     401: "Not signed in: no credentials, or a token that is unknown or revoked.",
     403: "Not allowed: a session sign-in without its CSRF token, or an action this account may not take.",
     404: "Nothing with this id or slug, or it belongs to another learner.",
+    406: "The Accept header names no type the API answers in: it answers application/json only.",
+    408: "The request did not arrive in time (code request_timeout): each part must follow within 5 s of "
+    "the last, the whole request within 30 s.",
     409: "Refused because of what is already stored; nothing was changed. error.code says why, e.g. "
     "idempotency_key_reused when a client-made id was already used with a different payload, or "
     "sync_in_progress (with Retry-After) while other reviews of the learner's are being recorded.",
     413: "The request body is larger than the server accepts (code too_large).",
+    414: "The request line (method, path and query) is longer than the server reads (code uri_too_long).",
     415: "The body is not JSON: send Content-Type: application/json.",
-    429: "Too many requests (code throttled or locked_out): try again after Retry-After seconds.",
+    429: "Too many requests (code throttled or locked_out), or too many connections from this address (code "
+    "too_many_connections): try again after Retry-After seconds.",
+    431: "The headers are too many or one is too long (code headers_too_large).",
     500: "Something went wrong on the server; it has been logged.",
-    503: "A service this operation needs is not available; try again later.",
+    501: "The body is sent in a transfer coding other than chunked (code not_implemented).",
+    503: "A service this operation needs is not available (code database_unavailable when the database did not "
+    "answer: nothing was changed); try again after Retry-After seconds.",
 }
 
 # Methods whose body the server may receive, and so refuse for its size (RequestBodyLimitMiddleware).
@@ -198,9 +206,10 @@ class AutoSchema(SpectacularAutoSchema):
     def _error_statuses(self, operation: dict[str, Any]) -> set[int]:
         parameters = operation.get("parameters", [])
         has_body = "requestBody" in operation
-        statuses = {500, *self._declared_error_statuses()}
-        if has_body or any(parameter["in"] == "query" for parameter in parameters):
-            statuses.add(400)
+        # The HTTP layer may refuse any request (400 for what it cannot parse, 408, 414, 431, and 429 for
+        # an address over its connections), content negotiation any Accept header (406), and the
+        # database may fail to answer any operation (503).
+        statuses = {400, 406, 408, 414, 429, 431, 500, 503, *self._declared_error_statuses()}
         if has_body:
             statuses.add(415)
         if any(parameter["in"] == "path" for parameter in parameters) or self._paginated():
@@ -208,6 +217,8 @@ class AutoSchema(SpectacularAutoSchema):
             statuses.add(404)
         if self.method in _BODY_METHODS and settings.DATA_UPLOAD_MAX_MEMORY_SIZE is not None:
             statuses.add(413)
+        if self.method in _BODY_METHODS:
+            statuses.add(501)
         if not all(isinstance(permission, AllowAny) for permission in self.view.get_permissions()):
             statuses |= {401, 403}
         if throttle_may_refuse(self.view, self.method):
@@ -233,7 +244,7 @@ class AutoSchema(SpectacularAutoSchema):
         }
         if status == 429:
             response["headers"] = _RETRY_AFTER_HEADER
-        elif retry_after:
+        elif retry_after or status == 503:
             response["headers"] = _RETRY_AFTER_SOMETIMES
         return response
 

@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfo
 from django.db.models import Count, DateTimeField, ExpressionWrapper, Max, Min, Q
 from django.db.models.functions import TruncDate
 
+from apps.common.clock import time_text
 from apps.common.stored import time_after, time_clamped_expression
 from apps.exercises.models import Submission, SubmissionStatus
 from apps.explore.models import RegionVisit
@@ -93,7 +94,7 @@ def review_items(*, learner: Any, before: datetime | None, limit: int) -> list[A
                 "day": row["day"].isoformat(),
                 "reviews": row["reviews"],
                 "again": row["again"],
-                "first_at": row["first_at"].isoformat(),
+                "first_at": time_text(row["first_at"]),
             },
         )
         for row in groups[:limit]
@@ -116,7 +117,7 @@ def deck_pass_items(*, learner: Any, before: datetime | None, limit: int) -> lis
                 "deck_title": item.deck.title,
                 "known": item.known,
                 "total": item.total,
-                "started_at": item.started_at.isoformat(),
+                "started_at": time_text(item.started_at),
             },
         )
         for item in passes[:limit]

@@ -11,6 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from apps.common.clock import time_text
 from apps.common.query import query_params_validate
 from apps.common.schema import error_statuses
 from apps.explore.activity import ACTIVITY_KINDS, activity_page
@@ -98,12 +99,12 @@ class ActivityView(APIView):
         next_url = None
         if page.next_before is not None:
             following = {key: value for key, value in request.query_params.items() if key != "before"}
-            following["before"] = page.next_before.isoformat()
+            following["before"] = time_text(page.next_before)
             next_url = request.build_absolute_uri(request.path) + "?" + urlencode(following)
         return Response(
             {
                 "results": ActivityItemOutput(page.items, many=True).data,
                 "next": next_url,
-                "next_before": page.next_before.isoformat() if page.next_before is not None else None,
+                "next_before": time_text(page.next_before) if page.next_before is not None else None,
             }
         )

@@ -13,6 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from apps.common.clock import time_text
 from apps.common.schema import ErrorSerializer
 from apps.srs.anki_history import SkipReason, anki_history_import_create, anki_history_import_get
 from apps.srs.models import AnkiHistoryImport, AnkiHistoryStatus
@@ -50,8 +51,8 @@ class AnkiHistoryOutput(serializers.Serializer):
             "applied": row.applied,
             "skipped": row.skipped,
             "error": row.error_message or None,
-            "created_at": row.created_at.isoformat(),
-            "finished_at": row.finished_at.isoformat() if row.finished_at else None,
+            "created_at": time_text(row.created_at),
+            "finished_at": time_text(row.finished_at) if row.finished_at else None,
         }
 
 

@@ -26,7 +26,7 @@ from apps.srs.serializers import (
     StudyOutput,
 )
 from apps.srs.services import ReviewInput as ReviewData
-from apps.srs.services import review_submit, review_undo, reviews_submit
+from apps.srs.services import review_submit, review_undo, review_upload_admit, reviews_submit
 from apps.srs.study_output import study_data
 
 
@@ -105,12 +105,14 @@ class ReviewBatchView(APIView):
             "an earlier review uses for a different review is such an error. Reviews apply per card in "
             "reviewed_at order; a late one replays its card's history from it on. When the only fault is items "
             "naming cards the learner cannot study, the answer is a 404 naming each such item. 409 "
-            "sync_in_progress, with Retry-After, when another upload of the learner's reviews kept this one "
-            "waiting too long: nothing was recorded; send it again."
+            "sync_in_progress, with Retry-After, at once while another upload of the learner's reviews is being "
+            "recorded, or when one kept this one waiting too long: nothing was recorded; send it again then."
         ),
     )
     @error_statuses(404, 409, retry_after=(409,))
     def post(self, request: Request) -> Response:
+        # Before the body is read: an upload that cannot have the learner's turn costs one query.
+        review_upload_admit(learner_id=request.user.pk)
         body = ReviewBatchInput(data=request.data)
         body.is_valid(raise_exception=True)
         now = timezone.now()

@@ -8,6 +8,7 @@ from typing import Any
 from fsrs.scheduler import LOWER_BOUNDS_PARAMETERS, UPPER_BOUNDS_PARAMETERS
 from rest_framework import serializers
 
+from apps.common.clock import time_text
 from apps.common.fields import (
     BIGINT_MAX,
     AwareDateTimeField,
@@ -199,9 +200,9 @@ class RescheduleOutput(serializers.Serializer):
             "cards_moved": row.cards_moved,
             # Reviews during a run can take cards out of the review stage, so the count examined may stop short.
             "progress": 1.0 if done else min(row.cards_examined / row.cards_total, 1.0) if row.cards_total else 0.0,
-            "queued_at": row.created_at.isoformat(),
-            "started_at": row.started_at.isoformat() if row.started_at else None,
-            "finished_at": row.finished_at.isoformat() if row.finished_at else None,
+            "queued_at": time_text(row.created_at),
+            "started_at": time_text(row.started_at) if row.started_at else None,
+            "finished_at": time_text(row.finished_at) if row.finished_at else None,
         }
 
 
@@ -297,8 +298,8 @@ class RetentionAdviceOutput(serializers.Serializer):
             "advised_retention": row.advised_retention if ready else None,
             "advised": workload("advised"),
             "current": workload("current"),
-            "computed_at": row.computed_at.isoformat() if row.computed_at else None,
-            "requested_at": row.requested_at.isoformat(),
+            "computed_at": time_text(row.computed_at) if row.computed_at else None,
+            "requested_at": time_text(row.requested_at),
             "parameters_source": row.parameters_source,
             "review_seconds_source": row.review_seconds_source or None,
             "deck_size": row.deck_size_bucket,
@@ -359,8 +360,8 @@ class SchedulingSettingsOutput(serializers.Serializer):
         """
         data = {name: getattr(settings, name) for name in SETTINGS_FIELDS}
         data["fsrs_parameters_in_use"] = list(scheduler_config_from_settings(settings).parameters)
-        data["updated_at"] = settings.updated_at.isoformat() if settings.pk and settings.updated_at else None
-        data["optimized_at"] = settings.optimized_at.isoformat() if settings.optimized_at else None
+        data["updated_at"] = time_text(settings.updated_at) if settings.pk and settings.updated_at else None
+        data["optimized_at"] = time_text(settings.optimized_at) if settings.optimized_at else None
         data["reviews_at_last_fit"] = settings.reviews_at_last_fit
         data["parameter_fits"] = ParameterFitOutput(self.context.get("parameter_fits", []), many=True).data
         reschedule = self.context.get("latest_reschedule")
@@ -409,11 +410,11 @@ class DeckPassOutput(serializers.Serializer):
             "known": deck_pass.known,
             "total": deck_pass.total,
             "score": deck_pass.known / deck_pass.total,
-            "started_at": deck_pass.started_at.isoformat(),
-            "finished_at": deck_pass.finished_at.isoformat(),
+            "started_at": time_text(deck_pass.started_at),
+            "finished_at": time_text(deck_pass.finished_at),
             "duration_ms": duration // _MILLISECOND,
             "client_pass_id": str(deck_pass.client_pass_id),
-            "recorded_at": deck_pass.recorded_at.isoformat(),
+            "recorded_at": time_text(deck_pass.recorded_at),
         }
 
 
@@ -449,7 +450,7 @@ class LeechOutput(serializers.Serializer):
             "lapses": memory.lapses,
             "suspended": memory.suspended,
             "stage": MemoryStage(memory.stage).name.lower(),
-            "due": memory.due.isoformat(),
+            "due": time_text(memory.due),
             **recall_fields(self.context["recall_basis"].of_memory(memory)),
         }
 

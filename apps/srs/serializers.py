@@ -7,6 +7,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from apps.common.clock import time_text
 from apps.common.fields import AwareDateTimeField, CanonicalUUIDField, JSONBooleanField, JSONIntegerField
 from apps.common.schema import body_rules
 from apps.content.serializers import DeckCardOutput
@@ -62,8 +63,8 @@ class MemoryStateOutput(serializers.Serializer):
             "step": state.step,
             "stability": state.stability,
             "difficulty": state.difficulty,
-            "due": state.due.isoformat(),
-            "last_review": state.last_review.isoformat(),
+            "due": time_text(state.due),
+            "last_review": time_text(state.last_review),
             "reps": state.reps,
             "lapses": state.lapses,
         }
@@ -78,7 +79,7 @@ RECALL_COMPUTED_AT_HELP = "When recall_probability was computed: the time this r
 
 def recall_fields(recall: CardRecall) -> dict[str, Any]:
     """The two recall fields of every card state in a response, from the one mapper (`apps.srs.recall`)."""
-    return {"recall_probability": recall.probability, "recall_computed_at": recall.computed_at.isoformat()}
+    return {"recall_probability": recall.probability, "recall_computed_at": time_text(recall.computed_at)}
 
 
 class ReviewOutput(serializers.Serializer):
@@ -105,10 +106,10 @@ class ReviewOutput(serializers.Serializer):
             "card": log.card_id,
             "kind": log.kind,
             "rating": log.rating,
-            "reviewed_at": log.reviewed_at.isoformat(),
+            "reviewed_at": time_text(log.reviewed_at),
             "client_review_id": str(log.client_review_id) if log.client_review_id else None,
             "state": MemoryStateOutput(state).data if state else None,
-            "due": state.due.isoformat() if state else None,
+            "due": time_text(state.due) if state else None,
             "duplicate": not outcome.created,
             "replayed": outcome.replayed,
             **recall_fields(self.context["recall_basis"].of_state(state)),

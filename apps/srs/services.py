@@ -373,11 +373,41 @@ def _learner_turn(*, learner_id: int, reads: Callable[[], list[_Read]] = list) -
     except OperationalError as error:
         if getattr(error.__cause__, "sqlstate", None) not in _LOCK_REFUSED_STATES:
             raise
-        raise SyncInProgress(
-            "Other reviews of yours are being recorded right now; nothing from this request was recorded. "
-            f"Send it again in {_SYNC_RETRY_AFTER_SECONDS} seconds.",
-            retry_after=_SYNC_RETRY_AFTER_SECONDS,
-        ) from None
+        raise _sync_refused() from None
+
+
+def _sync_lock_key(learner_id: int) -> int:
+    # Advisory lock keys are 32-bit: ids past 2**31 wrap, which at worst makes two learners take turns.
+    return (learner_id + 2**31) % 2**32 - 2**31
+
+
+def review_upload_admit(*, learner_id: int) -> None:
+    """Refuse at once, with SyncInProgress, an upload while another write of the learner's reviews holds their turn.
+
+    One round trip and no lock: asked before the upload's body is even read, so a client that sends
+    many uploads at once costs the server a query for each but the first, and holds no thread
+    waiting. The turn itself still decides: two uploads that both pass here take it one after the other.
+    """
+    if connection.vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        # A two-key advisory lock shows its keys as unsigned object ids, the second with objsubid 2.
+        cursor.execute(
+            "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND classid = %s AND objid = %s "
+            "AND objsubid = 2 AND granted)",
+            [_SYNC_LOCK_NAMESPACE, _sync_lock_key(learner_id) % 2**32],
+        )
+        taken = cursor.fetchone()[0]
+    if taken:
+        raise _sync_refused()
+
+
+def _sync_refused() -> SyncInProgress:
+    return SyncInProgress(
+        "Other reviews of yours are being recorded right now; nothing from this request was recorded. "
+        f"Send it again in {_SYNC_RETRY_AFTER_SECONDS} seconds.",
+        retry_after=_SYNC_RETRY_AFTER_SECONDS,
+    )
 
 
 def _learner_lock(*, learner_id: int, reads: list[_Read]) -> list[list[tuple[Any, ...]]]:
@@ -398,8 +428,7 @@ def _learner_lock(*, learner_id: int, reads: list[_Read]) -> list[list[tuple[Any
                 rows.append(read.results(cursor.fetchall()))
         return rows
     wait_ms = max(1, round(django_settings.REVIEW_SYNC_LOCK_WAIT_SECONDS * 1000))
-    # Advisory lock keys are 32-bit: ids past 2**31 wrap, which at worst makes two learners take turns.
-    key = (learner_id + 2**31) % 2**32 - 2**31
+    key = _sync_lock_key(learner_id)
     # Both numbers are integers computed here; the reads' values travel as parameters.
     statements = [f"SET LOCAL lock_timeout = {wait_ms}", f"SELECT pg_advisory_xact_lock({_SYNC_LOCK_NAMESPACE}, {key})"]
     params: list[Any] = []

@@ -22,6 +22,8 @@ ROUTES: tuple[ClientRoute, ...] = (
     ClientRoute("forgot-password", r"^forgot-password/?$"),
     # Password reset emails link here with ?uid=...&token=... (apps.accounts.services.password_reset_url).
     ClientRoute("reset-password", r"^reset-password/?$"),
+    # Sign-up emails link here with ?token=... (apps.accounts.mail).
+    ClientRoute("confirm-email", r"^confirm-email/?$"),
     ClientRoute("settings", r"^settings/?$"),
     ClientRoute("progress", r"^progress/?$"),
     # Review reminder emails link here and to deck-study (apps.reminders.services.reminder_message).

@@ -109,7 +109,14 @@ def test_a_link_used_after_the_address_got_an_account_says_so(api_client, mailou
 
 @pytest.mark.parametrize(
     "email",
-    ["\u017fally@example.org", "İnfo@example.org", "\u017ftan@example.org", "jos\u00e9@example.org", "a@localhost", "a..b@x.org"],
+    [
+        "\u017fally@example.org",
+        "İnfo@example.org",
+        "\u017ftan@example.org",
+        "jos\u00e9@example.org",
+        "a@localhost",
+        "a..b@x.org",
+    ],
 )
 def test_an_address_the_mail_path_cannot_deliver_to_is_a_400(api_client, email):
     response = api_client.post(REGISTER, {**BODY, "email": email}, format="json")

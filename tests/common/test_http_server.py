@@ -27,8 +27,12 @@ from tests.processes import free_port, port_open, wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 
-# The one setting the tests change (with --workers, as a deploy would): the rest is the shipped file.
+# The settings the tests change (with --workers, as a deploy would): the rest is the shipped file.
 WORKERS = 1
+# Connections one client address may hold; the tests' clients connect from 127.0.0.1, which is made
+# a direct client by trusting only another address as the proxy.
+CONNECTIONS_PER_ADDRESS = 24
+PROXY_ADDRESS = "192.0.2.1"
 LOGIN = "/api/v1/auth/login/"
 # The server's event loop checks deadlines once a second, and a test machine may be busy.
 DEADLINE_SLACK_SECONDS = 2.5
@@ -66,10 +70,15 @@ def _healthz_answers(port: int) -> bool:
 def server(django_db_setup: None) -> Iterator[Server]:
     """gunicorn as production starts it, on a free port, against the test database."""
     port = free_port()
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "quizsite.test_settings", "DATABASE_URL": worker_database_url()}
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "quizsite.test_settings",
+        "DATABASE_URL": worker_database_url(),
+        "CONNECTIONS_PER_ADDRESS": str(CONNECTIONS_PER_ADDRESS),
+    }
     with tempfile.NamedTemporaryFile(prefix="test-gunicorn-", suffix=".log") as log:
         command = [sys.executable, "-m", "gunicorn", "-c", "quizsite/gunicorn_conf.py"]
-        command += ["--bind", f"127.0.0.1:{port}", "--workers", str(WORKERS)]
+        command += ["--bind", f"127.0.0.1:{port}", "--workers", str(WORKERS), "--forwarded-allow-ips", PROXY_ADDRESS]
         process = subprocess.Popen(command, cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
         running = Server(port=port, log=Path(log.name))
         try:
@@ -259,6 +268,19 @@ def test_a_request_that_arrives_in_pieces_or_awaits_100_continue_is_served(serve
             "not_implemented",
             id="unsupported transfer coding",
         ),
+        pytest.param(
+            b"POST /api/v1/auth/login/ HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+            b"Transfer-Encoding: gzip, chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
+            501,
+            "not_implemented",
+            id="a coding the server does not decode, before chunked",
+        ),
+        pytest.param(
+            b"POST /api/v1/auth/login/ HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: gzip\r\n\r\n{}",
+            400,
+            "bad_request",
+            id="a coding without chunked: the length cannot be known",
+        ),
     ],
 )
 def test_requests_gunicorn_cannot_read_are_answered_in_the_error_shape(
@@ -302,3 +324,31 @@ def test_deeply_nested_bodies_are_refused_in_the_error_shape(
         # client still sending it would have its connection reset.
         request = request[: 64 * 1024]
     assert_error_shape(exchange(server.port, request), status, code)
+
+
+def test_one_address_holding_its_share_of_connections_cannot_take_the_rest(server: Server) -> None:
+    """Slow connections from one address beyond its share are refused at once; another address is served."""
+    held = []
+    try:
+        for _ in range(CONNECTIONS_PER_ADDRESS):
+            sock = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: loc")  # and then nothing more
+            held.append(sock)
+        time.sleep(0.2)
+        with socket.create_connection(("127.0.0.1", server.port), timeout=5) as refused:
+            answer = read_answer(refused)
+        assert_error_shape(answer, 429, "too_many_connections")
+        assert answer.headers["retry-after"] == "1"
+        # Another client address (all of 127.0.0.0/8 is this host) is not held back.
+        with socket.create_connection(("127.0.0.1", server.port), timeout=5, source_address=("127.0.0.2", 0)) as other:
+            started = time.monotonic()
+            other.sendall(get("/healthz"))
+            assert read_answer(other).status == 200
+            assert time.monotonic() - started < 1.0
+        # A connection that closes gives its place back.
+        held.pop().close()
+        time.sleep(0.3)
+        assert exchange(server.port, get("/healthz"), timeout=5).status == 200
+    finally:
+        for sock in held:
+            sock.close()

@@ -3,7 +3,7 @@ import { useEffect } from "preact/hooks";
 import { ErrorMessage, Loading } from "./components/common";
 import { Layout } from "./components/Layout";
 import { lazyPage } from "./lazy";
-import { ForgotPassword, ResetPassword, SignIn, SignUp } from "./pages/auth";
+import { ConfirmEmail, ForgotPassword, ResetPassword, SignIn, SignUp } from "./pages/auth";
 import { NotFound, Unsubscribed } from "./pages/ComingSoon";
 import { Home } from "./pages/Home";
 import { matchPath, navigate, safeNext, useLocation, type Location, type Params } from "./router";
@@ -31,6 +31,8 @@ function Page({ name, params, loc, me }: { name: string; params: Params; loc: Lo
       return <ForgotPassword />;
     case "reset-password":
       return <ResetPassword loc={loc} />;
+    case "confirm-email":
+      return <ConfirmEmail loc={loc} />;
     case "unsubscribed":
       return <Unsubscribed />;
   }

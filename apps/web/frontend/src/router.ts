@@ -16,6 +16,7 @@ export const routes: Route[] = [
   { pattern: "/signup", name: "signup", public: true },
   { pattern: "/forgot-password", name: "forgot-password", public: true },
   { pattern: "/reset-password", name: "reset-password", public: true },
+  { pattern: "/confirm-email", name: "confirm-email", public: true },
   { pattern: "/unsubscribed", name: "unsubscribed", public: true },
   { pattern: "/settings", name: "settings" },
   { pattern: "/progress", name: "progress" },

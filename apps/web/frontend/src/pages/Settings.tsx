@@ -20,11 +20,12 @@ import {
 import { Await, ErrorMessage, PageTitle } from "../components/common";
 import { useLoad, useTitle } from "../hooks";
 import { navigate } from "../router";
-import { loadSession, setMe, type Me } from "../session";
+import { loadSession, setMe, signOutEverywhere, type Me } from "../session";
 
 type S = components["schemas"];
 type Scheduling = S["SchedulingSettingsOutput"];
 type SchedulingPatch = S["PatchedSchedulingSettingsInputRequest"];
+type Device = S["DeviceOutput"];
 
 const HOURS = Array.from({ length: 24 }, (_, hour) => ({ value: String(hour), label: hourLabel(hour) }));
 const ADVICE_POLLS = 5;
@@ -51,6 +52,7 @@ export default function Settings() {
             <SchedulingForm initial={scheduling} />
             <RemindersForm me={me} timezone={scheduling.timezone} />
             <PasswordForm />
+            <DevicesSection />
             <DataSection me={me} />
           </>
         )}
@@ -511,6 +513,77 @@ function PasswordForm() {
         </button>
         <SaveStatus save={save} />
       </form>
+    </Section>
+  );
+}
+
+function deviceWhen(iso: string | null | undefined): string {
+  return iso ? new Date(iso).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" }) : "not yet";
+}
+
+function DevicesSection() {
+  const [devices, setDevices] = useState<Device[] | null>(null);
+  const [version, setVersion] = useState(0);
+  const save = useSave();
+  useEffect(() => {
+    void call(client.GET("/api/v1/auth/devices/")).then(setDevices, () => setDevices([]));
+  }, [version]);
+  return (
+    <Section id="devices" title="Signed-in devices">
+      <p>Each device you sign in on has its own key; it stops working after 30 days unused.</p>
+      {devices === null ? (
+        <p>Loading…</p>
+      ) : (
+        <ul class="device-list">
+          {devices.map((device) => (
+            <li key={device.id}>
+              <strong>{device.name}</strong>
+              {device.current && " (this device)"}
+              <br />
+              <span class="hint">
+                Signed in {deviceWhen(device.signed_in_at)} · last used {deviceWhen(device.last_used_at)}
+              </span>
+              {!device.current && (
+                <>
+                  {" "}
+                  <button
+                    type="button"
+                    class="button secondary"
+                    disabled={save.busy}
+                    aria-label={`Sign out ${device.name}`}
+                    onClick={() =>
+                      void save.run(async () => {
+                        await call(
+                          client.DELETE("/api/v1/auth/devices/{device_id}/", { params: { path: { device_id: device.id } } }),
+                        );
+                        setVersion((value) => value + 1);
+                        return `${device.name} is signed out.`;
+                      })
+                    }
+                  >
+                    Sign out
+                  </button>
+                </>
+              )}
+            </li>
+          ))}
+        </ul>
+      )}
+      <button
+        type="button"
+        class="button danger"
+        disabled={save.busy}
+        onClick={() =>
+          void save.run(async () => {
+            await signOutEverywhere();
+            navigate("/signin", { replace: true });
+            return "Every device is signed out.";
+          })
+        }
+      >
+        Sign out everywhere
+      </button>
+      <SaveStatus save={save} />
     </Section>
   );
 }

@@ -6,7 +6,7 @@ import { ErrorMessage, Notice, PageTitle } from "../components/common";
 import { Field } from "../components/Field";
 import { useTitle } from "../hooks";
 import { navigate, safeNext, type Location } from "../router";
-import { signInWithToken } from "../session";
+import { deviceName, signInWithToken } from "../session";
 
 function useForm() {
   const [busy, setBusy] = useState(false);
@@ -45,7 +45,7 @@ export function SignIn({ loc }: { loc: Location }) {
         onSubmit={(event) => {
           event.preventDefault();
           void form.run(async () => {
-            const { token } = await call(client.POST("/api/v1/auth/login/", { body: { email, password } }));
+            const { token } = await call(client.POST("/api/v1/auth/login/", { body: { email, password, device_name: deviceName() } }));
             await signInWithToken(token);
             navigate(next, { replace: true });
           });
@@ -81,8 +81,23 @@ export function SignUp({ loc }: { loc: Location }) {
   const [email, setEmail] = useState("");
   const [displayName, setDisplayName] = useState("");
   const [password, setPassword] = useState("");
+  const [sent, setSent] = useState<string | null>(null);
   const form = useForm();
   const timezone = browserTimezone();
+  if (sent !== null) {
+    return (
+      <section class="narrow">
+        <PageTitle>Check your inbox</PageTitle>
+        <Notice>
+          <p>{sent}</p>
+          <p>Open the link in the email we sent to {email} to finish creating your account.</p>
+        </Notice>
+        <p>
+          Already have an account? <a href={withNext("/signin", next)}>Sign in</a>
+        </p>
+      </section>
+    );
+  }
   return (
     <section class="narrow">
       <PageTitle>Create an account</PageTitle>
@@ -92,13 +107,12 @@ export function SignUp({ loc }: { loc: Location }) {
         onSubmit={(event) => {
           event.preventDefault();
           void form.run(async () => {
-            const { token } = await call(
+            const result = await call(
               client.POST("/api/v1/auth/register/", {
                 body: { email, password, display_name: displayName, timezone },
               }),
             );
-            await signInWithToken(token);
-            navigate(next, { replace: true });
+            setSent(result.detail);
           });
         }}
       >
@@ -214,7 +228,9 @@ export function ResetPassword({ loc }: { loc: Location }) {
           event.preventDefault();
           void form.run(async () => {
             const result = await call(
-              client.POST("/api/v1/auth/password/reset/confirm/", { body: { uid, token, new_password: password } }),
+              client.POST("/api/v1/auth/password/reset/confirm/", {
+                body: { uid, token, new_password: password, device_name: deviceName() },
+              }),
             );
             await signInWithToken(result.token);
             navigate("/", { replace: true });
@@ -235,6 +251,45 @@ export function ResetPassword({ loc }: { loc: Location }) {
           {form.busy ? "Saving…" : "Save and sign in"}
         </button>
       </form>
+    </section>
+  );
+}
+
+/** The sign-up email's link: one press creates the account and signs in (a mail scanner opening the link does not). */
+export function ConfirmEmail({ loc }: { loc: Location }) {
+  useTitle("Finish signing up");
+  const token = loc.search.get("token") ?? "";
+  const form = useForm();
+  return (
+    <section class="narrow">
+      <PageTitle>Finish signing up</PageTitle>
+      {token === "" ? (
+        <ErrorMessage message="This sign-up link is incomplete. Open the link from the email again, or sign up again." />
+      ) : (
+        <>
+          {form.error !== null && <ErrorMessage message={describeError(form.error)} />}
+          <p>Your email address is confirmed once you create the account.</p>
+          <button
+            type="button"
+            class="button primary"
+            disabled={form.busy}
+            onClick={() =>
+              void form.run(async () => {
+                const result = await call(
+                  client.POST("/api/v1/auth/register/confirm/", { body: { token, device_name: deviceName() } }),
+                );
+                await signInWithToken(result.token);
+                navigate("/", { replace: true });
+              })
+            }
+          >
+            {form.busy ? "Creating…" : "Create my account"}
+          </button>
+        </>
+      )}
+      <p>
+        <a href="/signup">Sign up again</a> · <a href="/signin">Sign in</a>
+      </p>
     </section>
   );
 }
