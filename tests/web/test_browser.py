@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from django.contrib.auth import get_user_model
 
+from apps.accounts.models import DeviceToken
 from apps.content.models import Lesson
 from apps.reminders.models import ReminderPreference
 from apps.reminders.services import reminder_preference_update, unsubscribe_url
@@ -35,7 +36,9 @@ def test_sign_in_lands_on_the_course_page(web: Browsing, shipped_course: None, l
     web.page.get_by_role("heading", name="Data Pipelines", exact=False).first.wait_for()
     course_heading = web.page.get_by_role("heading", name="Data Pipelines", exact=False).first
     web.timing_record("course page usable after a reload", web.goto("/", usable=course_heading))
-    assert Token.objects.filter(user=learner).count() == 1
+    # This browser's own device, named after it.
+    [device] = DeviceToken.objects.filter(user=learner)
+    assert device.device_name == "Chrome on Linux"
     web.screenshot("home")
     assert web.axe_serious() == []
     assert web.console_errors == []
@@ -50,7 +53,7 @@ def test_a_wrong_password_is_said_in_words(desktop: Browsing, learner: Any) -> N
     alert.wait_for()
     assert "password" in alert.inner_text().lower()
     no_raw_json(desktop)
-    assert not Token.objects.filter(user=learner).exists()
+    assert not DeviceToken.objects.filter(user=learner).exists()
 
 
 def test_the_lesson_reads_every_section(web: Browsing, shipped_course: None, token: str) -> None:
@@ -136,7 +139,9 @@ def test_the_unsubscribe_link_ends_on_the_apps_confirmation(desktop: Browsing, l
     assert desktop.axe_serious() == []
 
 
-def test_sign_up_sign_out_and_a_forgotten_password(web: Browsing, settings: Any, mailoutbox: list[Any]) -> None:
+def test_sign_up_sign_out_and_a_forgotten_password(
+    web: Browsing, settings: Any, mailoutbox: list[Any], deliver_account_emails: Any
+) -> None:
     settings.FRONTEND_URL = web.base_url
     email = f"grace-{web.viewport.name}@example.com"
     web.goto("/signup")
@@ -146,22 +151,36 @@ def test_sign_up_sign_out_and_a_forgotten_password(web: Browsing, settings: Any,
     web.page.get_by_label("Display name").fill("Grace")
     web.page.get_by_label("Password").fill("a long enough passphrase")
     web.page.get_by_role("button", name="Create account").click()
+    web.page.get_by_role("heading", name="Check your inbox").wait_for()
+    web.screenshot("signup-check-inbox")
+    assert web.axe_serious() == []
+    assert not get_user_model().objects.filter(email=email).exists()
+    assert deliver_account_emails() == ["sent"]
+    [confirmation] = mailoutbox
+    link = next(word for word in confirmation.body.split() if "/confirm-email?" in word)
+    assert link.startswith(web.base_url + "/confirm-email?")
+    web.goto(link.removeprefix(web.base_url))
+    web.screenshot("confirm-email")
+    assert web.axe_serious() == []
+    web.page.get_by_role("button", name="Create my account").click()
     web.page.wait_for_url(web.base_url + "/")
     account = get_user_model().objects.get(email=email)
-    assert Token.objects.filter(user=account).count() == 1
+    assert DeviceToken.objects.filter(user=account).count() == 1
     web.page.get_by_text("Grace").first.wait_for()
 
     web.page.get_by_role("button", name="Sign out").click()
     web.page.wait_for_url("**/signin**")
     # Signing out revokes the token on the server, not only in the browser.
-    assert not Token.objects.filter(user=account).exists()
+    assert not DeviceToken.objects.filter(user=account).exists()
 
+    mailoutbox.clear()
     web.goto("/forgot-password")
     web.screenshot("forgot-password")
     assert web.axe_serious() == []
     web.page.get_by_label("Email").fill(email)
     web.page.get_by_role("button", name="Send the link").click()
     web.page.get_by_role("status").filter(has_text="email").first.wait_for()
+    assert deliver_account_emails() == ["sent"]
     [message] = mailoutbox
     link = next(word for word in message.body.split() if "/reset-password?" in word)
     assert link.startswith(web.base_url + "/reset-password?")

@@ -175,3 +175,30 @@ def test_deleting_the_account_asks_for_the_password_first(desktop: Browsing, lea
     page.get_by_role("button", name="Delete my account for good").click()
     page.wait_for_url("**/signin**")
     assert not type(learner).objects.filter(pk=learner.pk).exists()
+
+
+def test_the_learner_sees_their_devices_and_signs_one_out_then_all(web: Browsing, learner: Any) -> None:
+    from apps.accounts.devices import device_token_issue
+    from apps.accounts.models import DeviceToken
+
+    here = device_token_issue(user=learner, device_name="This laptop")
+    phone = device_token_issue(user=learner, device_name="Pixel 8")
+    web.sign_in_with_token(here.key)
+    web.goto("/settings")
+    page = web.page
+    page.get_by_role("heading", name="Signed-in devices").wait_for()
+    devices = page.locator(".device-list li")
+    expect_names = {"This laptop (this device)", "Pixel 8"}
+    page.get_by_text("Pixel 8").first.wait_for()
+    shown = {item.inner_text().split("\n")[0].strip() for item in devices.all()}
+    assert shown == expect_names, shown
+    web.screenshot("settings-devices")
+    assert web.axe_serious() == []
+    page.get_by_role("button", name="Sign out Pixel 8").click()
+    page.get_by_role("status").filter(has_text="Pixel 8 is signed out").wait_for()
+    assert not DeviceToken.objects.filter(pk=phone.device.pk).exists()
+    assert DeviceToken.objects.filter(pk=here.device.pk).exists()
+    page.get_by_role("button", name="Sign out everywhere").click()
+    page.wait_for_url("**/signin**")
+    assert not DeviceToken.objects.filter(user=learner).exists()
+    assert web.console_errors == []

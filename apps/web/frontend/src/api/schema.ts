@@ -61,6 +61,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/auth/devices/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The devices signed in to this account
+         * @description Every token that has not expired, the most recently used first; `current` marks this one.
+         */
+        get: operations["auth_devices_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/devices/{device_id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Sign out one device
+         * @description 404 when no device of this account has the id.
+         */
+        delete: operations["auth_devices_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/auth/login/": {
         parameters: {
             query?: never;
@@ -71,8 +111,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Exchange an email and password for an API token
-         * @description The same 400 for an unknown email and a wrong password. After LOGIN_LOCKOUT_FAILURES failures for one email within LOGIN_LOCKOUT_WINDOW_SECONDS, that email is refused with 429 locked_out and Retry-After for a whole window, even with the right password. Requests from one address are also rate limited (429 throttled).
+         * Exchange an email and password for a device token
+         * @description Each sign-in is one more device with its own token. The same 400 for an unknown email and a wrong password. After LOGIN_LOCKOUT_FAILURES failures for one email from one address within LOGIN_LOCKOUT_WINDOW_SECONDS, that address is refused for that email with 429 locked_out and Retry-After for a whole window, even with the right password; other addresses are not. After LOGIN_LOCKOUT_ACCOUNT_FAILURES from all addresses, the email is paused the same way for addresses it has never signed in from, and its owner is emailed. Requests from one address are also rate limited (429 throttled).
          */
         post: operations["auth_login_create"];
         delete?: never;
@@ -91,10 +131,27 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Revoke the API token the request was made with
-         * @description Every device using this token is signed out. A session (web) sign-in is ended too.
+         * Sign out this device: revoke the token the request was made with
+         * @description Only this device is signed out. A session (web) sign-in is ended too.
          */
         post: operations["auth_logout_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/logout/everywhere/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sign out everywhere: revoke every device's token */
+        post: operations["auth_logout_everywhere_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -111,8 +168,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Change the password; returns a new API token
-         * @description The old token stops working, so every other device is signed out; use the returned one. 400 when the current password is wrong or the new one breaks a password rule.
+         * Change the password; every device is signed out and this one gets a new token
+         * @description Every token stops working, this device's too: use the returned one. 400 when the current password is wrong or the new one breaks a password rule.
          */
         post: operations["auth_password_change_create"];
         delete?: never;
@@ -132,7 +189,7 @@ export interface paths {
         put?: never;
         /**
          * Email a password reset link
-         * @description Always 202, whether or not an account has this email. When one does, it gets a link to FRONTEND_URL/reset-password?uid=...&token=..., valid for PASSWORD_RESET_TIMEOUT seconds and once.
+         * @description Always 202, with the same words and the same work whether or not an account has this email: the email is sent by a worker. When an active account has it, it gets a link to FRONTEND_URL/reset-password?uid=...&token=..., valid for PASSWORD_RESET_TIMEOUT seconds and once.
          */
         post: operations["auth_password_reset_create"];
         delete?: never;
@@ -151,8 +208,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Set a new password from a reset link; returns a new API token
-         * @description 400 invalid_token when the link is wrong, expired or already used; 400 invalid when the new password breaks a password rule. Every device signed in before is signed out.
+         * Set a new password from a reset link; returns a new device token
+         * @description 400 invalid_token when the link is wrong, expired or already used; 400 invalid when the new password breaks a password rule. Every device signed in before is signed out, and the email's sign-in lockouts are lifted.
          */
         post: operations["auth_password_reset_confirm_create"];
         delete?: never;
@@ -171,10 +228,30 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create a learner account and sign in
-         * @description The email (lower-cased) is also the username. 400 when the email is taken in any case, the password breaks a password rule, the time zone is not an IANA name or a field is missing.
+         * Sign up: email a link that creates the account
+         * @description 202 with the same words whether or not the address has an account: a new address is sent a link to FRONTEND_URL/confirm-email?token=... (POST it to /auth/register/confirm/ to create the account and sign in), valid for REGISTRATION_CONFIRM_TIMEOUT seconds; an address with an account is sent a note saying so instead. The email (lower-cased, its domain as IDNA) is also the username. 400 when the email cannot be delivered to (its part before the @ must be ASCII), the password breaks a password rule, the time zone is not an IANA name or a field is missing.
          */
         post: operations["auth_register_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/register/confirm/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Finish signing up from the emailed link: create the account and sign in
+         * @description 400 invalid_token when the link is wrong, expired or used; 400 already_registered when the address got an account since.
+         */
+        post: operations["auth_register_confirm_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -191,8 +268,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Exchange a username and password for an API token
-         * @description The same lockout (429 locked_out) and rate limit as signing in by email.
+         * Exchange a username and password for a device token
+         * @description Each call signs in one more device. The same lockouts (429 locked_out) and rate limit as signing in by email.
          */
         post: operations["auth_token_create"];
         delete?: never;
@@ -957,7 +1034,7 @@ export interface paths {
         put?: never;
         /**
          * Record up to 1,000 reviews made offline, all or nothing
-         * @description Errors name each bad item by its index, e.g. reviews.3.card; a client_review_id that another item or an earlier review uses for a different review is such an error. Reviews apply per card in reviewed_at order; a late one replays its card's history from it on. When the only fault is items naming cards the learner cannot study, the answer is a 404 naming each such item. 409 sync_in_progress, with Retry-After, when another upload of the learner's reviews kept this one waiting too long: nothing was recorded; send it again.
+         * @description Errors name each bad item by its index, e.g. reviews.3.card; a client_review_id that another item or an earlier review uses for a different review is such an error. Reviews apply per card in reviewed_at order; a late one replays its card's history from it on. When the only fault is items naming cards the learner cannot study, the answer is a 404 naming each such item. 409 sync_in_progress, with Retry-After, at once while another upload of the learner's reviews is being recorded, or when one kept this one waiting too long: nothing was recorded; send it again then.
          */
         post: operations["reviews_batch_create"];
         delete?: never;
@@ -1547,6 +1624,25 @@ export interface components {
              */
             mastery: number;
         };
+        DeviceOutput: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** Format: date-time */
+            signed_in_at: string;
+            /**
+             * Format: date-time
+             * @description To the hour: use is recorded at most once per TOKEN_REFRESH_SECONDS.
+             */
+            last_used_at: string | null;
+            /**
+             * Format: date-time
+             * @description Moves on as the device is used.
+             */
+            expires_at: string;
+            /** @description The device this request was made with. */
+            current: boolean;
+        };
         /**
          * @description * `outgoing` - outgoing
          *     * `incoming` - incoming
@@ -1818,6 +1914,8 @@ export interface components {
             email: string;
             /** @description The account's password. */
             password: string;
+            /** @description What the learner will see this sign-in as in their list of devices, e.g. "Pixel 8" or "Firefox on Linux"; "Unnamed device" when left out. */
+            device_name?: string;
         };
         /** @description Refuses fields it does not know: a client cannot believe it sent a time or a score that counts. */
         MatchAttemptInputRequest: {
@@ -2340,6 +2438,8 @@ export interface components {
             token: string;
             /** @description Checked by the password rules. */
             new_password: string;
+            /** @description What the learner will see this sign-in as in their list of devices, e.g. "Pixel 8" or "Firefox on Linux"; "Unnamed device" when left out. */
+            device_name?: string;
         };
         PasswordResetInputRequest: {
             email: string;
@@ -2598,10 +2698,20 @@ export interface components {
             /** @description True when this client_visit_id was already recorded: the first visit. */
             readonly duplicate: boolean;
         };
+        RegisterAcceptedOutput: {
+            /** @description Check your inbox: the same words whether or not the address has an account. */
+            detail: string;
+        };
+        RegisterConfirmInputRequest: {
+            /** @description From the link in the sign-up email. */
+            token: string;
+            /** @description What the learner will see this sign-in as in their list of devices, e.g. "Pixel 8" or "Firefox on Linux"; "Unnamed device" when left out. */
+            device_name?: string;
+        };
         RegisterInputRequest: {
             /**
              * Format: email
-             * @description Also the username; compared without regard to case.
+             * @description Also the username; compared without regard to case. The part before the @ must be ASCII; the domain may be internationalized.
              */
             email: string;
             /** @description Checked by the password rules: length, similarity to the email, common and all-digit. */
@@ -2612,8 +2722,18 @@ export interface components {
             timezone: string;
         };
         RegisterOutput: {
-            /** @description Send as "Authorization: Token <token>". */
+            /** @description This device's own token: send as "Authorization: Token <token>". Shown once; only a digest is stored. */
             token: string;
+            /**
+             * Format: date-time
+             * @description When it stops working unless used: every use moves it on by TOKEN_TTL_DAYS (30 days).
+             */
+            expiry: string;
+            /**
+             * Format: uuid
+             * @description This sign-in in GET /auth/devices/.
+             */
+            device_id: string;
             user: components["schemas"]["MeOutput"];
         };
         /** @description A reschedule of the learner's review cards, queued when their desired retention or weights changed. */
@@ -3107,10 +3227,22 @@ export interface components {
         TokenObtainInputRequest: {
             username: string;
             password: string;
+            /** @description What the learner will see this sign-in as in their list of devices, e.g. "Pixel 8" or "Firefox on Linux"; "Unnamed device" when left out. */
+            device_name?: string;
         };
         TokenObtainOutput: {
-            /** @description Send as "Authorization: Token <token>". */
+            /** @description This device's own token: send as "Authorization: Token <token>". Shown once; only a digest is stored. */
             token: string;
+            /**
+             * Format: date-time
+             * @description When it stops working unless used: every use moves it on by TOKEN_TTL_DAYS (30 days).
+             */
+            expiry: string;
+            /**
+             * Format: uuid
+             * @description This sign-in in GET /auth/devices/.
+             */
+            device_id: string;
         };
         /**
          * @description * `warning` - warning
@@ -3222,7 +3354,34 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -3233,9 +3392,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3292,8 +3471,35 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The request body is larger than the server accepts (code too_large). */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3310,7 +3516,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -3321,9 +3527,38 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is sent in a transfer coding other than chunked (code not_implemented). */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3349,6 +3584,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AnkiHistoryOutput"];
+                };
+            };
+            /** @description The request is invalid: a malformed body or query parameter, or a value a rule refuses. error.fields names every problem at once, by dotted path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Not signed in: no credentials, or a token that is unknown or revoked. */
@@ -3378,7 +3622,34 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -3389,9 +3660,283 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    auth_devices_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeviceOutput"][];
+                };
+            };
+            /** @description The request is invalid: a malformed body or query parameter, or a value a rule refuses. error.fields names every problem at once, by dotted path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not signed in: no credentials, or a token that is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed: a session sign-in without its CSRF token, or an action this account may not take. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Something went wrong on the server; it has been logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    auth_devices_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                device_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description That device's token no longer works. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid: a malformed body or query parameter, or a value a rule refuses. error.fields names every problem at once, by dotted path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not signed in: no credentials, or a token that is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed: a session sign-in without its CSRF token, or an action this account may not take. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing with this id or slug, or it belongs to another learner. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is larger than the server accepts (code too_large). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Something went wrong on the server; it has been logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is sent in a transfer coding other than chunked (code not_implemented). */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3430,8 +3975,35 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The request body is larger than the server accepts (code too_large). */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3448,7 +4020,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -3459,9 +4031,38 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is sent in a transfer coding other than chunked (code not_implemented). */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3479,12 +4080,21 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Signed out; the token no longer works. */
+            /** @description Signed out; this token no longer works, other devices' do. */
             204: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The request is invalid: a malformed body or query parameter, or a value a rule refuses. error.fields names every problem at once, by dotted path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description Not signed in: no credentials, or a token that is unknown or revoked. */
             401: {
@@ -3504,6 +4114,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The request body is larger than the server accepts (code too_large). */
             413: {
                 headers: {
@@ -3513,7 +4141,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -3524,9 +4161,168 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is sent in a transfer coding other than chunked (code not_implemented). */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    auth_logout_everywhere_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every device, this one included, is signed out. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid: a malformed body or query parameter, or a value a rule refuses. error.fields names every problem at once, by dotted path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not signed in: no credentials, or a token that is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed: a session sign-in without its CSRF token, or an action this account may not take. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is larger than the server accepts (code too_large). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Something went wrong on the server; it has been logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is sent in a transfer coding other than chunked (code not_implemented). */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3583,8 +4379,35 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The request body is larger than the server accepts (code too_large). */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3601,7 +4424,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -3612,9 +4435,38 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is sent in a transfer coding other than chunked (code not_implemented). */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3653,8 +4505,35 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The request body is larger than the server accepts (code too_large). */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3671,7 +4550,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -3682,9 +4561,38 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is sent in a transfer coding other than chunked (code not_implemented). */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3723,8 +4631,35 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The request body is larger than the server accepts (code too_large). */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3741,7 +4676,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -3752,9 +4687,38 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is sent in a transfer coding other than chunked (code not_implemented). */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3776,6 +4740,132 @@ export interface operations {
             };
         };
         responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RegisterAcceptedOutput"];
+                };
+            };
+            /** @description The request is invalid: a malformed body or query parameter, or a value a rule refuses. error.fields names every problem at once, by dotted path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is larger than the server accepts (code too_large). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON: send Content-Type: application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Something went wrong on the server; it has been logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is sent in a transfer coding other than chunked (code not_implemented). */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    auth_register_confirm_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RegisterConfirmInputRequest"];
+            };
+        };
+        responses: {
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -3793,8 +4883,35 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The request body is larger than the server accepts (code too_large). */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3811,7 +4928,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -3822,9 +4939,38 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is sent in a transfer coding other than chunked (code not_implemented). */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3863,8 +5009,35 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The request body is larger than the server accepts (code too_large). */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3881,7 +5054,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -3892,9 +5065,38 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is sent in a transfer coding other than chunked (code not_implemented). */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3920,6 +5122,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CardOutput"];
+                };
+            };
+            /** @description The request is invalid: a malformed body or query parameter, or a value a rule refuses. error.fields names every problem at once, by dotted path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Not signed in: no credentials, or a token that is unknown or revoked. */
@@ -3949,7 +5160,34 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -3960,9 +5198,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4029,7 +5287,34 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -4040,9 +5325,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4070,6 +5375,15 @@ export interface operations {
                     "application/json": components["schemas"]["CourseOutput"];
                 };
             };
+            /** @description The request is invalid: a malformed body or query parameter, or a value a rule refuses. error.fields names every problem at once, by dotted path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Not signed in: no credentials, or a token that is unknown or revoked. */
             401: {
                 headers: {
@@ -4097,7 +5411,34 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -4108,9 +5449,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4138,6 +5499,15 @@ export interface operations {
                     "application/json": components["schemas"]["ConceptGraphOutput"];
                 };
             };
+            /** @description The request is invalid: a malformed body or query parameter, or a value a rule refuses. error.fields names every problem at once, by dotted path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Not signed in: no credentials, or a token that is unknown or revoked. */
             401: {
                 headers: {
@@ -4165,7 +5535,34 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -4176,9 +5573,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4206,6 +5623,15 @@ export interface operations {
                     "application/json": components["schemas"]["ConstellationOutput"];
                 };
             };
+            /** @description The request is invalid: a malformed body or query parameter, or a value a rule refuses. error.fields names every problem at once, by dotted path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Not signed in: no credentials, or a token that is unknown or revoked. */
             401: {
                 headers: {
@@ -4233,7 +5659,34 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -4244,9 +5697,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4314,7 +5787,34 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -4325,9 +5825,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4353,6 +5873,15 @@ export interface operations {
                     "application/json": components["schemas"]["DeckPassBestListOutput"];
                 };
             };
+            /** @description The request is invalid: a malformed body or query parameter, or a value a rule refuses. error.fields names every problem at once, by dotted path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Not signed in: no credentials, or a token that is unknown or revoked. */
             401: {
                 headers: {
@@ -4371,7 +5900,34 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -4382,9 +5938,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4455,7 +6031,34 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -4466,9 +6069,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4494,6 +6117,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DeckOutput"];
+                };
+            };
+            /** @description The request is invalid: a malformed body or query parameter, or a value a rule refuses. error.fields names every problem at once, by dotted path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Not signed in: no credentials, or a token that is unknown or revoked. */
@@ -4523,7 +6155,34 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -4534,9 +6193,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4565,6 +6244,15 @@ export interface operations {
                     "application/octet-stream": string;
                 };
             };
+            /** @description The request is invalid: a malformed body or query parameter, or a value a rule refuses. error.fields names every problem at once, by dotted path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Not signed in: no credentials, or a token that is unknown or revoked. */
             401: {
                 headers: {
@@ -4592,7 +6280,34 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -4603,9 +6318,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4674,7 +6409,34 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -4685,9 +6447,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4755,8 +6537,35 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The request body is larger than the server accepts (code too_large). */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4773,7 +6582,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -4784,9 +6593,38 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is sent in a transfer coding other than chunked (code not_implemented). */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4855,7 +6693,34 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -4866,9 +6731,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4935,7 +6820,34 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -4946,9 +6858,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5024,6 +6956,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Refused because of what is already stored; nothing was changed. error.code says why, e.g. idempotency_key_reused when a client-made id was already used with a different payload, or sync_in_progress (with Retry-After) while other reviews of the learner's are being recorded. */
             409: {
                 headers: {
@@ -5042,6 +6992,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The body is not JSON: send Content-Type: application/json. */
             415: {
                 headers: {
@@ -5051,7 +7010,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -5062,9 +7021,38 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is sent in a transfer coding other than chunked (code not_implemented). */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5131,7 +7119,34 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -5142,9 +7157,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5213,7 +7248,34 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -5224,9 +7286,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5252,6 +7334,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ExerciseOutput"];
+                };
+            };
+            /** @description The request is invalid: a malformed body or query parameter, or a value a rule refuses. error.fields names every problem at once, by dotted path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Not signed in: no credentials, or a token that is unknown or revoked. */
@@ -5281,7 +7372,34 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -5292,9 +7410,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5370,6 +7508,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Refused because of what is already stored; nothing was changed. error.code says why, e.g. idempotency_key_reused when a client-made id was already used with a different payload, or sync_in_progress (with Retry-After) while other reviews of the learner's are being recorded. */
             409: {
                 headers: {
@@ -5388,6 +7544,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The body is not JSON: send Content-Type: application/json. */
             415: {
                 headers: {
@@ -5397,7 +7562,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -5408,9 +7573,38 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is sent in a transfer coding other than chunked (code not_implemented). */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5477,7 +7671,34 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -5488,9 +7709,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5516,6 +7757,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SceneOutput"];
+                };
+            };
+            /** @description The request is invalid: a malformed body or query parameter, or a value a rule refuses. error.fields names every problem at once, by dotted path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Not signed in: no credentials, or a token that is unknown or revoked. */
@@ -5545,7 +7795,34 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -5556,9 +7833,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5635,6 +7932,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Refused because of what is already stored; nothing was changed. error.code says why, e.g. idempotency_key_reused when a client-made id was already used with a different payload, or sync_in_progress (with Retry-After) while other reviews of the learner's are being recorded. */
             409: {
                 headers: {
@@ -5653,6 +7968,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The body is not JSON: send Content-Type: application/json. */
             415: {
                 headers: {
@@ -5662,7 +7986,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -5673,9 +7997,38 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is sent in a transfer coding other than chunked (code not_implemented). */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5743,7 +8096,34 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -5754,9 +8134,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5784,6 +8184,15 @@ export interface operations {
                     "application/json": components["schemas"]["LeechOutput"];
                 };
             };
+            /** @description The request is invalid: a malformed body or query parameter, or a value a rule refuses. error.fields names every problem at once, by dotted path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Not signed in: no credentials, or a token that is unknown or revoked. */
             401: {
                 headers: {
@@ -5811,6 +8220,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The request body is larger than the server accepts (code too_large). */
             413: {
                 headers: {
@@ -5820,7 +8247,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -5831,9 +8267,38 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is sent in a transfer coding other than chunked (code not_implemented). */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5861,6 +8326,15 @@ export interface operations {
                     "application/json": components["schemas"]["LessonOutput"];
                 };
             };
+            /** @description The request is invalid: a malformed body or query parameter, or a value a rule refuses. error.fields names every problem at once, by dotted path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Not signed in: no credentials, or a token that is unknown or revoked. */
             401: {
                 headers: {
@@ -5888,7 +8362,34 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -5899,9 +8400,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5929,6 +8450,15 @@ export interface operations {
                     "application/json": components["schemas"]["MatchBoardOutput"];
                 };
             };
+            /** @description The request is invalid: a malformed body or query parameter, or a value a rule refuses. error.fields names every problem at once, by dotted path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Not signed in: no credentials, or a token that is unknown or revoked. */
             401: {
                 headers: {
@@ -5956,7 +8486,34 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -5967,9 +8524,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6045,6 +8622,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Refused because of what is already stored; nothing was changed. error.code says why, e.g. idempotency_key_reused when a client-made id was already used with a different payload, or sync_in_progress (with Retry-After) while other reviews of the learner's are being recorded. */
             409: {
                 headers: {
@@ -6065,6 +8660,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The body is not JSON: send Content-Type: application/json. */
             415: {
                 headers: {
@@ -6074,7 +8678,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -6085,9 +8689,38 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is sent in a transfer coding other than chunked (code not_implemented). */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6113,6 +8746,15 @@ export interface operations {
                     "application/json": components["schemas"]["MeOutput"];
                 };
             };
+            /** @description The request is invalid: a malformed body or query parameter, or a value a rule refuses. error.fields names every problem at once, by dotted path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Not signed in: no credentials, or a token that is unknown or revoked. */
             401: {
                 headers: {
@@ -6131,7 +8773,34 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -6142,9 +8811,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6201,8 +8890,35 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The request body is larger than the server accepts (code too_large). */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6219,7 +8935,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -6230,9 +8946,38 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is sent in a transfer coding other than chunked (code not_implemented). */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6288,8 +9033,35 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The request body is larger than the server accepts (code too_large). */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6306,7 +9078,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -6317,9 +9089,38 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is sent in a transfer coding other than chunked (code not_implemented). */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6348,6 +9149,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description The request is invalid: a malformed body or query parameter, or a value a rule refuses. error.fields names every problem at once, by dotted path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Not signed in: no credentials, or a token that is unknown or revoked. */
             401: {
                 headers: {
@@ -6366,7 +9176,34 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -6377,9 +9214,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6405,6 +9262,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PublicQuestionOutput"];
+                };
+            };
+            /** @description The request is invalid: a malformed body or query parameter, or a value a rule refuses. error.fields names every problem at once, by dotted path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Not signed in: no credentials, or a token that is unknown or revoked. */
@@ -6434,7 +9300,34 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -6445,9 +9338,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6523,6 +9436,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Refused because of what is already stored; nothing was changed. error.code says why, e.g. idempotency_key_reused when a client-made id was already used with a different payload, or sync_in_progress (with Retry-After) while other reviews of the learner's are being recorded. */
             409: {
                 headers: {
@@ -6541,6 +9472,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The body is not JSON: send Content-Type: application/json. */
             415: {
                 headers: {
@@ -6550,7 +9490,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -6561,9 +9501,38 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is sent in a transfer coding other than chunked (code not_implemented). */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6632,7 +9601,34 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -6643,9 +9639,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6671,6 +9687,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AttemptOutput"];
+                };
+            };
+            /** @description The request is invalid: a malformed body or query parameter, or a value a rule refuses. error.fields names every problem at once, by dotted path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Not signed in: no credentials, or a token that is unknown or revoked. */
@@ -6700,7 +9725,34 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -6711,9 +9763,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6781,6 +9853,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Refused because of what is already stored; nothing was changed. error.code says why, e.g. idempotency_key_reused when a client-made id was already used with a different payload, or sync_in_progress (with Retry-After) while other reviews of the learner's are being recorded. */
             409: {
                 headers: {
@@ -6801,6 +9891,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The body is not JSON: send Content-Type: application/json. */
             415: {
                 headers: {
@@ -6810,7 +9909,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -6821,9 +9920,38 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is sent in a transfer coding other than chunked (code not_implemented). */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6849,6 +9977,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AttemptOutput"];
+                };
+            };
+            /** @description The request is invalid: a malformed body or query parameter, or a value a rule refuses. error.fields names every problem at once, by dotted path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Not signed in: no credentials, or a token that is unknown or revoked. */
@@ -6878,6 +10015,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Refused because of what is already stored; nothing was changed. error.code says why, e.g. idempotency_key_reused when a client-made id was already used with a different payload, or sync_in_progress (with Retry-After) while other reviews of the learner's are being recorded. */
             409: {
                 headers: {
@@ -6896,7 +10051,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -6907,9 +10071,38 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is sent in a transfer coding other than chunked (code not_implemented). */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6978,7 +10171,34 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -6989,9 +10209,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7017,6 +10257,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["QuizOutput"];
+                };
+            };
+            /** @description The request is invalid: a malformed body or query parameter, or a value a rule refuses. error.fields names every problem at once, by dotted path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Not signed in: no credentials, or a token that is unknown or revoked. */
@@ -7046,7 +10295,34 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -7057,9 +10333,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7127,8 +10423,35 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The request body is larger than the server accepts (code too_large). */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7145,7 +10468,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -7156,9 +10479,38 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is sent in a transfer coding other than chunked (code not_implemented). */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7232,6 +10584,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Refused because of what is already stored; nothing was changed. error.code says why, e.g. idempotency_key_reused when a client-made id was already used with a different payload, or sync_in_progress (with Retry-After) while other reviews of the learner's are being recorded. */
             409: {
                 headers: {
@@ -7252,6 +10622,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The body is not JSON: send Content-Type: application/json. */
             415: {
                 headers: {
@@ -7261,7 +10640,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -7272,9 +10651,38 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is sent in a transfer coding other than chunked (code not_implemented). */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7300,6 +10708,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ReviewOutput"];
+                };
+            };
+            /** @description The request is invalid: a malformed body or query parameter, or a value a rule refuses. error.fields names every problem at once, by dotted path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Not signed in: no credentials, or a token that is unknown or revoked. */
@@ -7329,6 +10746,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Refused because of what is already stored; nothing was changed. error.code says why, e.g. idempotency_key_reused when a client-made id was already used with a different payload, or sync_in_progress (with Retry-After) while other reviews of the learner's are being recorded. */
             409: {
                 headers: {
@@ -7349,7 +10784,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -7360,9 +10804,38 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is sent in a transfer coding other than chunked (code not_implemented). */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7428,6 +10901,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Refused because of what is already stored; nothing was changed. error.code says why, e.g. idempotency_key_reused when a client-made id was already used with a different payload, or sync_in_progress (with Retry-After) while other reviews of the learner's are being recorded. */
             409: {
                 headers: {
@@ -7448,6 +10939,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The body is not JSON: send Content-Type: application/json. */
             415: {
                 headers: {
@@ -7457,7 +10957,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -7468,9 +10968,38 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is sent in a transfer coding other than chunked (code not_implemented). */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7496,6 +11025,15 @@ export interface operations {
                     "application/json": components["schemas"]["ParameterFitOutput"];
                 };
             };
+            /** @description The request is invalid: a malformed body or query parameter, or a value a rule refuses. error.fields names every problem at once, by dotted path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Not signed in: no credentials, or a token that is unknown or revoked. */
             401: {
                 headers: {
@@ -7507,6 +11045,24 @@ export interface operations {
             };
             /** @description Not allowed: a session sign-in without its CSRF token, or an action this account may not take. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7532,7 +11088,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -7543,9 +11108,38 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is sent in a transfer coding other than chunked (code not_implemented). */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7571,6 +11165,15 @@ export interface operations {
                     "application/json": components["schemas"]["SchedulingSettingsOutput"];
                 };
             };
+            /** @description The request is invalid: a malformed body or query parameter, or a value a rule refuses. error.fields names every problem at once, by dotted path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Not signed in: no credentials, or a token that is unknown or revoked. */
             401: {
                 headers: {
@@ -7589,7 +11192,34 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -7600,9 +11230,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7659,8 +11309,35 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The request body is larger than the server accepts (code too_large). */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7677,7 +11354,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -7688,9 +11365,38 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is sent in a transfer coding other than chunked (code not_implemented). */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7745,7 +11451,34 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -7756,9 +11489,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7836,7 +11589,34 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -7847,9 +11627,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7875,6 +11675,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SubmissionOutput"];
+                };
+            };
+            /** @description The request is invalid: a malformed body or query parameter, or a value a rule refuses. error.fields names every problem at once, by dotted path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Not signed in: no credentials, or a token that is unknown or revoked. */
@@ -7904,7 +11713,34 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (code throttled or locked_out): try again after Retry-After seconds. */
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before trying again. */
@@ -7915,9 +11751,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Something went wrong on the server; it has been logged. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7941,6 +11797,62 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Health200"];
+                };
+            };
+            /** @description The request is invalid: a malformed body or query parameter, or a value a rule refuses. error.fields names every problem at once, by dotted path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The headers are too many or one is too long (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Something went wrong on the server; it has been logged. */

@@ -6,7 +6,8 @@ import { ErrorMessage, Notice, PageTitle } from "../components/common";
 import { Field } from "../components/Field";
 import { useTitle } from "../hooks";
 import { navigate, safeNext, type Location } from "../router";
-import { deviceName, signInWithToken } from "../session";
+import { deviceName } from "../account/device";
+import { signInWithToken } from "../session";
 
 function useForm() {
   const [busy, setBusy] = useState(false);
