@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from apps.accounts.models import LearnerProfile
+from apps.common.clock import time_text
 from apps.exercises.models import Submission
 from apps.explore.models import RegionVisit
 from apps.games.models import MatchAttempt, MatchBoard, MatchItem
@@ -59,8 +60,33 @@ def _portable(value: Any) -> Any:
     return value
 
 
+# Stored memory states (a review's before and after) hold their times as text, some from before
+# every time was written with Z: the export writes them as every response does.
+_STATE_TIMES = ("due", "last_review")
+
+
+def _state_portable(state: Any) -> Any:
+    if not isinstance(state, dict):
+        return state
+    written = dict(state)
+    for name in _STATE_TIMES:
+        value = written.get(name)
+        if isinstance(value, str):
+            try:
+                written[name] = time_text(datetime.fromisoformat(value))
+            except ValueError:
+                pass  # shown as stored: the export never fails on a row
+    return written
+
+
 def _rows(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    return [{name: _portable(value) for name, value in row.items()} for row in rows]
+    return [
+        {name: _state_portable(value) if name in _STATE_COLUMNS else _portable(value) for name, value in row.items()}
+        for row in rows
+    ]
+
+
+_STATE_COLUMNS = frozenset({"state_before", "state_after"})
 
 
 def _first(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:

@@ -150,8 +150,9 @@ class MemoryState:
             "step": self.step,
             "stability": self.stability,
             "difficulty": self.difficulty,
-            "due": self.due.isoformat(),
-            "last_review": self.last_review.isoformat(),
+            # Written as responses write times (with Z); fromisoformat reads both forms.
+            "due": self.due.isoformat().replace("+00:00", "Z"),
+            "last_review": self.last_review.isoformat().replace("+00:00", "Z"),
             "reps": self.reps,
             "lapses": self.lapses,
         }
