@@ -8,6 +8,7 @@ figures that depend on it (a card's probability of recall).
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
@@ -72,10 +73,9 @@ def _state_portable(state: Any) -> Any:
     for name in _STATE_TIMES:
         value = written.get(name)
         if isinstance(value, str):
-            try:
+            # A value that does not parse is shown as stored: the export never fails on a row.
+            with contextlib.suppress(ValueError):
                 written[name] = time_text(datetime.fromisoformat(value))
-            except ValueError:
-                pass  # shown as stored: the export never fails on a row
     return written
 
 

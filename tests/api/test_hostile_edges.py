@@ -41,14 +41,14 @@ def test_accept_naming_no_type_the_api_answers_in_is_a_406_in_the_error_shape(le
 
 @pytest.mark.parametrize("written", ["9007199254740993.0", "9007199254740992.0", "-9007199254740992.0", "1e16"])
 def test_a_whole_number_a_float_cannot_hold_exactly_is_refused(learner_client, written):
-    body = '{"reviews": [{"card": %s, "rating": 3, "client_review_id": "%s"}]}' % (written, uuid.uuid4())
+    body = f'{{"reviews": [{{"card": {written}, "rating": 3, "client_review_id": "{uuid.uuid4()}"}}]}}'
     response = learner_client.post("/api/v1/reviews/batch/", body, content_type="application/json")
     assert response.status_code == 400, response.content
     assert "reviews.0.card" in response.json()["error"]["fields"]
 
 
 def test_a_whole_number_below_two_to_the_53_written_as_a_float_is_still_that_number(learner_client):
-    body = '{"reviews": [{"card": 9007199254740991.0, "rating": 3, "client_review_id": "%s"}]}' % uuid.uuid4()
+    body = f'{{"reviews": [{{"card": 9007199254740991.0, "rating": 3, "client_review_id": "{uuid.uuid4()}"}}]}}'
     response = learner_client.post("/api/v1/reviews/batch/", body, content_type="application/json")
     # A card with that id does not exist: the number was read, not refused for its form.
     assert response.status_code == 404, response.content
