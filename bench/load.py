@@ -119,14 +119,17 @@ def learners_create(count: int) -> list[str]:
     from django.contrib.auth import get_user_model
     from django.contrib.auth.hashers import PBKDF2PasswordHasher
 
+    from apps.accounts.mail import registration_confirm_token
     from apps.accounts.profiles import learner_profile_update
-    from apps.accounts.services import account_register
+    from apps.accounts.services import account_register, registration_confirm
 
     emails = [f"learner{i}@bench.example" for i in range(count)]
     for i, email in enumerate(emails):
-        registered = account_register(
+        pending = account_register(
             email=email, password=PASSWORD, display_name=f"Learner {i}", timezone=TIMEZONES[i % len(TIMEZONES)]
         )
+        # As the learner's click on the emailed link does.
+        registered = registration_confirm(token=registration_confirm_token(pending))
         if i % 2 == 0:
             learner_profile_update(learner=registered.user, changes={"show_on_leaderboards": True})
     hasher = PBKDF2PasswordHasher()

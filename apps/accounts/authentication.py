@@ -40,10 +40,11 @@ class TokenAuthentication(KnoxTokenAuthentication):
 
     def authenticate(self, request: Request) -> tuple[Any, Any] | None:
         try:
-            return super().authenticate(request)  # type: ignore[no-any-return]
+            return super().authenticate(request)
         except exceptions.AuthenticationFailed:
             throttle = InvalidTokenAddressThrottle()
-            if not throttle.allow_request(request, request.parser_context.get("view")):
+            view: Any = (request.parser_context or {}).get("view")
+            if not throttle.allow_request(request, view):
                 raise exceptions.Throttled(throttle.wait()) from None
             raise
 

@@ -81,7 +81,7 @@ def _greeting_name(user: Any) -> str:
     return (profile.display_name if profile is not None else "") or user.get_username()
 
 
-def _message(template: str, context: dict[str, Any], to: str, *, html: bool = False) -> EmailMultiAlternatives:
+def _message(template: str, context: dict[str, object], to: str, *, html: bool = False) -> EmailMultiAlternatives:
     message = EmailMultiAlternatives(
         subject=render_to_string(f"accounts/{template}_subject.txt", context).strip(),
         body=render_to_string(f"accounts/{template}.txt", context),
@@ -112,7 +112,7 @@ def _message_for(row: AccountEmail) -> EmailMultiAlternatives | None:
         return password_reset_message(user)
     if row.kind == AccountEmailKind.REGISTRATION:
         if user is not None:
-            context = {"sign_in_url": f"{settings.FRONTEND_URL}/signin", "forgot_url": forgot_url}
+            context: dict[str, object] = {"sign_in_url": f"{settings.FRONTEND_URL}/signin", "forgot_url": forgot_url}
             return _message("registration_existing", context, row.to)
         registration = row.registration
         if registration is None:

@@ -112,7 +112,8 @@ class ReviewBatchView(APIView):
     @error_statuses(404, 409, retry_after=(409,))
     def post(self, request: Request) -> Response:
         # Before the body is read: an upload that cannot have the learner's turn costs one query.
-        review_upload_admit(learner_id=request.user.pk)
+        learner: Any = request.user
+        review_upload_admit(learner_id=learner.pk)
         body = ReviewBatchInput(data=request.data)
         body.is_valid(raise_exception=True)
         now = timezone.now()

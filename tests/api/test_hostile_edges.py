@@ -106,7 +106,7 @@ class TestALostDatabaseConnection:
         # ending it inside the request is what a server restart mid-request does.
         from apps.common import middleware
 
-        calls = []
+        calls: list[str] = []
         original = middleware.DatabaseRetryMiddleware.__call__
 
         def end_then_serve(self: Any, request: Any) -> Any:

@@ -10,7 +10,7 @@ import pytest
 from django.test import Client
 from django.urls import resolve
 
-from apps.accounts.services import password_reset_url
+from apps.accounts.mail import password_reset_url
 from apps.reminders.services import DeckDue, Reminder, reminder_message
 from apps.web.routes import ROUTES
 
