@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any, ClassVar
@@ -42,8 +43,15 @@ EXAMPLES_PER_OPERATION = int(os.environ.get("FUZZ_EXAMPLES", "8"))
 STATEFUL_SCENARIOS = int(os.environ.get("FUZZ_SCENARIOS", str(max(10, EXAMPLES_PER_OPERATION * 2))))
 
 # These end the session the run signs in with (or the account itself), so every later request would
-# be a 401; tests/accounts covers them.
-SESSION_ENDING_PATHS = ["/api/v1/auth/logout/", "/api/v1/auth/password/change/", "/api/v1/me/delete/"]
+# be a 401; tests/accounts covers them. Signing a device out by its id ends this one when the id is
+# the one a device list gave.
+SESSION_ENDING_PATHS = [
+    "/api/v1/auth/logout/",
+    "/api/v1/auth/logout/everywhere/",
+    "/api/v1/auth/devices/{device_id}/",
+    "/api/v1/auth/password/change/",
+    "/api/v1/me/delete/",
+]
 
 # The schema the API serves at /api/v1/schema/, generated the same way without a request.
 _SPEC = json.loads(json.dumps(SchemaGenerator().get_schema(request=None, public=True), cls=JSONEncoder))
@@ -164,6 +172,50 @@ def _valid_anki_package(body: dict[str, Any], path_parameters: dict[str, Any]) -
     body["package"] = _ANKI_PACKAGE
 
 
+def _valid_credentials(body: dict[str, Any], path_parameters: dict[str, Any]) -> None:
+    """Valid data for a sign-in is an account's own email (or username) and password: the learner's."""
+    if "email" in body:
+        body["email"] = "ada@example.com"
+    if "username" in body:
+        body["username"] = "ada"
+    body["password"] = "correct horse battery"
+
+
+def _valid_registration_link(body: dict[str, Any], path_parameters: dict[str, Any]) -> None:
+    """Valid data for finishing a sign-up is a link's token: a sign-up waiting for it, of an address of its own."""
+    if not _SignedIn.token:
+        return  # collecting tests: no database yet
+    from django.contrib.auth.hashers import make_password
+
+    from apps.accounts.mail import registration_confirm_token
+    from apps.accounts.models import PendingRegistration
+
+    waiting = PendingRegistration.objects.create(
+        email=f"fuzz-{uuid.uuid4().hex}@example.com",
+        password_hash=make_password("a long enough passphrase"),
+        display_name="Fuzz",
+        timezone="UTC",
+    )
+    body["token"] = registration_confirm_token(waiting)
+
+
+def _valid_reset_link(body: dict[str, Any], path_parameters: dict[str, Any]) -> None:
+    """Valid data for a reset is a link's uid and token, and a new password the rules take: of an account of its
+    own, so that resetting signs out nobody the run needs."""
+    if not _SignedIn.token:
+        return  # collecting tests: no database yet
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.tokens import default_token_generator
+    from django.utils.encoding import force_bytes
+    from django.utils.http import urlsafe_base64_encode
+
+    name = f"fuzz-{uuid.uuid4().hex}"
+    user = get_user_model().objects.create_user(username=name, email=f"{name}@example.com", password="an old password")
+    body["uid"] = urlsafe_base64_encode(force_bytes(user.pk))
+    body["token"] = default_token_generator.make_token(user)
+    body["new_password"] = "lanterns over a frozen lake"
+
+
 # Rules across fields, or against stored data, that JSON Schema cannot say (the fields' descriptions say them).
 _CROSS_FIELD_RULES: dict[tuple[str, str], Callable[[dict[str, Any], dict[str, Any]], None]] = {
     ("PATCH", "/api/v1/srs/settings/"): _valid_settings,
@@ -171,6 +223,10 @@ _CROSS_FIELD_RULES: dict[tuple[str, str], Callable[[dict[str, Any], dict[str, An
     ("PATCH", "/api/v1/me/"): _valid_profile,
     ("POST", "/api/v1/quiz-attempts/{attempt_id}/answers/"): _valid_answer,
     ("POST", "/api/v1/anki-history/"): _valid_anki_package,
+    ("POST", "/api/v1/auth/login/"): _valid_credentials,
+    ("POST", "/api/v1/auth/token/"): _valid_credentials,
+    ("POST", "/api/v1/auth/register/confirm/"): _valid_registration_link,
+    ("POST", "/api/v1/auth/password/reset/confirm/"): _valid_reset_link,
 }
 
 

@@ -1,0 +1,214 @@
+"""One noisy learner beside others: the others' latency with and without 1,000-review uploads hammering the server.
+
+Run: DATABASE_URL=postgres://postgres@127.0.0.1:5432/quizsite_bench python -m bench.noisy_learner \\
+         [--seconds 20] [--measured 3] [--uploaders 8]
+It creates (and afterwards drops) a test database, loads the shipped course, starts a private
+redis-server and gunicorn on the production settings (quizsite/gunicorn_conf.py), with the shipped
+rate limits except the per-learner request rate, which is lifted so the measured learners are never
+throttled themselves.
+
+Each measured learner loops over what a learner does while studying: fetch the deck's study queue,
+then record one review. First alone (the baseline), then while the noisy learner keeps `--uploaders`
+uploads of 1,000 offline reviews each in flight, sending the next as soon as one is answered, whatever
+the answer (a hostile client ignores Retry-After). Printed: the measured learners' p50 and p99 in
+both phases and their ratio, and what the noisy learner's uploads were answered. Target: the
+others' p99 within 2x of their baseline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import statistics
+import threading
+import time
+import uuid
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "quizsite.test_settings")
+
+import django
+
+django.setup()
+
+from bench.stack import bench_database, gunicorn_describe, gunicorn_server, production_env, redis_server  # noqa: E402
+
+REQUEST_TIMEOUT_SECONDS = 60.0
+BATCH = 1000
+
+
+def _quantile(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def learners_create(count: int) -> list[tuple[int, str]]:
+    from django.contrib.auth import get_user_model
+
+    from apps.accounts.devices import device_token_issue
+
+    made = []
+    for index in range(count):
+        user = get_user_model().objects.create_user(username=f"bench-learner-{index}", password=None)
+        made.append((user.pk, device_token_issue(user=user, device_name="Benchmark").key))
+    return made
+
+
+def course_load() -> tuple[str, list[int]]:
+    import io
+
+    from django.core.management import call_command
+
+    from apps.content.models import Card, Deck
+
+    call_command("load_decks", "decks", stdout=io.StringIO())
+    deck = Deck.objects.filter(archived=False).order_by("pk").first()
+    assert deck is not None, "the shipped course has no deck"
+    cards = list(Card.objects.filter(deck=deck, archived=False).values_list("pk", flat=True))
+    return deck.slug, cards
+
+
+class Client:
+    """One learner's keep-alive connection."""
+
+    def __init__(self, port: int, token: str) -> None:
+        self.port, self.token = port, token
+        self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=REQUEST_TIMEOUT_SECONDS)
+
+    def send(self, method: str, path: str, body: Any = None) -> tuple[int, float, bytes]:
+        headers = {"Authorization": f"Token {self.token}", "Content-Type": "application/json"}
+        payload = json.dumps(body).encode() if body is not None else None
+        started = time.perf_counter()
+        for attempt in range(2):
+            try:
+                self.connection.request(method, path, body=payload, headers=headers)
+                response = self.connection.getresponse()
+                content = response.read()
+                if response.getheader("Connection", "").lower() == "close":
+                    self.connection.close()
+                return response.status, time.perf_counter() - started, content
+            except (OSError, http.client.HTTPException):
+                self.connection.close()
+                self.connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=REQUEST_TIMEOUT_SECONDS)
+                if attempt:
+                    return 0, time.perf_counter() - started, b""
+        return 0, time.perf_counter() - started, b""
+
+
+def studying(port: int, token: str, deck: str, cards: list[int], until: float, latencies: list[float]) -> Counter[int]:
+    """Study queue, then a review, over and over until `until`; every answer's latency goes to `latencies`."""
+    client = Client(port, token)
+    statuses: Counter[int] = Counter()
+    index = 0
+    while time.monotonic() < until:
+        status, seconds, _ = client.send("GET", f"/api/v1/decks/{deck}/study/?limit=15")
+        statuses[status] += 1
+        latencies.append(seconds)
+        review = {"card": cards[index % len(cards)], "rating": 3, "client_review_id": str(uuid.uuid4())}
+        index += 1
+        status, seconds, _ = client.send("POST", "/api/v1/reviews/", review)
+        statuses[status] += 1
+        latencies.append(seconds)
+    return statuses
+
+
+def uploading(port: int, token: str, cards: list[int], stop: threading.Event, answers: Counter[int]) -> None:
+    client = Client(port, token)
+    start = datetime.now(UTC) - timedelta(days=200)
+    sent = 0
+    while not stop.is_set():
+        reviews = []
+        for offset in range(BATCH):
+            sent += 1
+            reviews.append(
+                {
+                    "card": cards[offset % len(cards)],
+                    "rating": 3,
+                    "client_review_id": str(uuid.uuid4()),
+                    "reviewed_at": (start + timedelta(minutes=sent)).isoformat(),
+                }
+            )
+        status, _, _ = client.send("POST", "/api/v1/reviews/batch/", {"reviews": reviews})
+        answers[status] += 1
+
+
+def phase(
+    *,
+    port: int,
+    measured: list[tuple[int, str]],
+    deck: str,
+    cards: list[int],
+    seconds: float,
+    uploaders: int,
+    noisy: str,
+) -> tuple[list[float], Counter[int], Counter[int]]:
+    latencies: list[float] = []
+    statuses: Counter[int] = Counter()
+    answers: Counter[int] = Counter()
+    stop = threading.Event()
+    noise = [threading.Thread(target=uploading, args=(port, noisy, cards, stop, answers)) for _ in range(uploaders)]
+    for thread in noise:
+        thread.start()
+    if uploaders:
+        time.sleep(2.0)  # the uploads are in flight before anything is measured
+    until = time.monotonic() + seconds
+    results: list[Counter[int]] = []
+
+    def run(token: str) -> None:
+        results.append(studying(port, token, deck, cards, until, latencies))
+
+    threads = [threading.Thread(target=run, args=(token,)) for _, token in measured]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    stop.set()
+    for thread in noise:
+        thread.join(timeout=REQUEST_TIMEOUT_SECONDS + 5)
+    for counted in results:
+        statuses.update(counted)
+    return latencies, statuses, answers
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--measured", type=int, default=3)
+    parser.add_argument("--uploaders", type=int, default=8)
+    options = parser.parse_args()
+
+    with bench_database() as database, redis_server() as redis:
+        deck, cards = course_load()
+        learners = learners_create(options.measured + 1)
+        noisy, measured = learners[0][1], learners[1:]
+        env = production_env(database=database, redis=redis, THROTTLE_RATE_LEARNER="1000000/hour")
+        with gunicorn_server(env=env, token=measured[0][1]) as server:
+            print(f"server: {gunicorn_describe()}; {options.measured} measured learners, {len(cards)} cards")
+            base, base_statuses, _ = phase(
+                port=server.port, measured=measured, deck=deck, cards=cards, seconds=options.seconds, uploaders=0,
+                noisy=noisy,
+            )  # fmt: skip
+            loud, loud_statuses, answers = phase(
+                port=server.port, measured=measured, deck=deck, cards=cards, seconds=options.seconds,
+                uploaders=options.uploaders, noisy=noisy,
+            )  # fmt: skip
+    rows = [("alone", base, base_statuses), (f"beside {options.uploaders} uploads in flight", loud, loud_statuses)]
+    print(f"{'measured learners':<34} {'requests':>8} {'req/s':>7} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8}  statuses")
+    for name, samples, statuses in rows:
+        print(
+            f"{name:<34} {len(samples):>8} {len(samples) / options.seconds:>7.1f} "
+            f"{statistics.median(samples) * 1000:>8.1f} {_quantile(samples, 0.99) * 1000:>8.1f} "
+            f"{max(samples) * 1000:>8.1f}  {dict(sorted(statuses.items()))}"
+        )
+    p50_ratio = statistics.median(loud) / statistics.median(base)
+    p99_ratio = _quantile(loud, 0.99) / _quantile(base, 0.99)
+    print(f"ratio beside the noise: p50 {p50_ratio:.2f}x, p99 {p99_ratio:.2f}x (target p99 <= 2x)")
+    print(f"the noisy learner's uploads were answered: {dict(sorted(answers.items()))}")
+
+
+if __name__ == "__main__":
+    main()
