@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Callable
+import mailbox
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -12,10 +17,12 @@ from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from apps.accounts.devices import device_token_issue
+from tests.processes import free_port
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DECKS_DIR = REPO_ROOT / "decks"
 FIXTURES_DIR = Path(__file__).resolve().parent / "fixtures"
+SMTP_STARTUP_TIMEOUT_S = 20
 
 
 @pytest.fixture
@@ -57,6 +64,44 @@ def deliver_account_emails(db) -> Callable[[], list[str]]:
         return [account_email_send(email_id=email_id) for email_id in list(queued.values_list("pk", flat=True))]
 
     return deliver
+
+
+@pytest.fixture
+def smtp_server(tmp_path: Path) -> Iterator[tuple[int, Path]]:
+    """aiosmtpd in its own process, delivering into a Maildir."""
+    port = free_port()
+    maildir = tmp_path / "maildir"
+    mailbox.Maildir(maildir, create=True)
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "aiosmtpd",
+            "-n",
+            "-l",
+            f"127.0.0.1:{port}",
+            "-c",
+            "aiosmtpd.handlers.Mailbox",
+            str(maildir),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + SMTP_STARTUP_TIMEOUT_S
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            if server.poll() is not None or time.monotonic() > deadline:
+                server.kill()
+                pytest.fail(f"SMTP server did not start: {server.stderr.read().decode() if server.stderr else ''}")
+            time.sleep(0.1)
+    try:
+        yield port, maildir
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
 
 
 @pytest.fixture

@@ -3,65 +3,14 @@
 from __future__ import annotations
 
 import mailbox
-import socket
-import subprocess
-import sys
-import time
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from django.core import mail
 
 from apps.reminders.models import ReminderEmail, ReminderStatus
 from apps.reminders.services import reminders_send
+from tests.processes import free_port
 from tests.reminders.test_reminders import local, make_learner
-
-STARTUP_TIMEOUT_S = 20
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-@pytest.fixture
-def smtp_server(tmp_path: Path) -> Iterator[tuple[int, Path]]:
-    """aiosmtpd in its own process, delivering into a Maildir."""
-    port = free_port()
-    maildir = tmp_path / "maildir"
-    mailbox.Maildir(maildir, create=True)
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "aiosmtpd",
-            "-n",
-            "-l",
-            f"127.0.0.1:{port}",
-            "-c",
-            "aiosmtpd.handlers.Mailbox",
-            str(maildir),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    deadline = time.monotonic() + STARTUP_TIMEOUT_S
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
-        except OSError:
-            if server.poll() is not None or time.monotonic() > deadline:
-                server.kill()
-                pytest.fail(f"SMTP server did not start: {server.stderr.read().decode() if server.stderr else ''}")
-            time.sleep(0.1)
-    try:
-        yield port, maildir
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
 
 
 def test_reminder_is_delivered_over_smtp_with_both_parts_and_headers(shipped_course, settings, smtp_server):

@@ -1,0 +1,150 @@
+"""Account email leaves the request through the outbox: sent by a worker to a real SMTP server, retried and recorded."""
+
+from __future__ import annotations
+
+import mailbox
+import os
+import socket
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.core import mail
+from django.utils import timezone
+
+from apps.accounts.mail import account_email_send, account_emails_resume
+from apps.accounts.models import AccountEmail, AccountEmailStatus
+from tests.conftest import REPO_ROOT
+from tests.exercises.test_celery_grading import worker_database_url
+from tests.processes import free_port, wait_until
+
+pytestmark = pytest.mark.django_db
+
+RESET = "/api/v1/auth/password/reset/"
+
+
+def _smtp_to(settings, port: int) -> None:
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST, settings.EMAIL_PORT, settings.EMAIL_TIMEOUT = "127.0.0.1", port, 2
+    settings.EMAIL_USE_TLS = settings.EMAIL_USE_SSL = False
+
+
+def test_a_stalled_relay_is_never_waited_for_in_the_request(learner, api_client, settings):
+    """The request does not even connect to the relay: a relay that accepts and never answers costs it nothing."""
+    with socket.socket() as stalled:
+        stalled.bind(("127.0.0.1", 0))
+        stalled.listen(8)
+        _smtp_to(settings, stalled.getsockname()[1])
+        assert api_client.post(RESET, {"email": "ada@example.com"}, format="json").status_code == 202
+        stalled.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            stalled.accept()
+    assert AccountEmail.objects.get().status == AccountEmailStatus.QUEUED
+
+
+def test_a_refusing_relay_is_tried_again_with_its_answer_kept_then_marked_failed(learner, api_client, settings):
+    _smtp_to(settings, free_port())  # nothing listens there: connection refused
+    api_client.post(RESET, {"email": "ada@example.com"}, format="json")
+    row = AccountEmail.objects.get()
+    started = timezone.now()
+    assert account_email_send(email_id=row.pk, now=started) == AccountEmailStatus.QUEUED
+    row.refresh_from_db()
+    assert row.attempts == 1
+    assert "ConnectionRefusedError" in row.last_error
+    assert row.next_attempt_at == started + timedelta(seconds=settings.ACCOUNT_EMAIL_RETRY_SECONDS)
+    for attempt in range(2, settings.ACCOUNT_EMAIL_ATTEMPTS + 1):
+        status = account_email_send(email_id=row.pk, now=started + timedelta(hours=attempt))
+    assert status == AccountEmailStatus.FAILED
+    row.refresh_from_db()
+    assert (row.attempts, row.finished_at is not None) == (settings.ACCOUNT_EMAIL_ATTEMPTS, True)
+    # A failed row is not sent again, whoever asks.
+    assert account_email_send(email_id=row.pk) == "not_queued"
+
+
+def test_an_email_is_sent_once_to_a_real_smtp_server(learner, api_client, settings, smtp_server):
+    port, maildir = smtp_server
+    _smtp_to(settings, port)
+    api_client.post(RESET, {"email": "ada@example.com"}, format="json")
+    row = AccountEmail.objects.get()
+    assert account_email_send(email_id=row.pk) == AccountEmailStatus.SENT
+    assert account_email_send(email_id=row.pk) == "not_queued"
+    [message] = list(mailbox.Maildir(maildir, create=False))
+    assert message["To"] == "ada@example.com"
+    assert "/reset-password?uid=" in message.as_string()
+    assert mail.outbox == []
+
+
+def test_beat_hands_over_what_is_due_and_forgets_what_is_long_finished(learner, api_client):
+    api_client.post(RESET, {"email": "ada@example.com"}, format="json")
+    row = AccountEmail.objects.get()
+    now = timezone.now()
+    old = AccountEmail.objects.create(
+        kind=row.kind,
+        to="old@example.com",
+        status=AccountEmailStatus.SENT,
+        next_attempt_at=now - timedelta(days=40),
+        finished_at=now - timedelta(days=40),
+    )
+    # Just queued: the broker has it, so it is not handed over again yet.
+    assert account_emails_resume(now=now)["forgotten"] == 1
+    assert not AccountEmail.objects.filter(pk=old.pk).exists()
+    row.refresh_from_db()
+    assert row.next_attempt_at <= now
+    later = now + timedelta(minutes=5)
+    account_emails_resume(now=later)
+    row.refresh_from_db()
+    assert row.next_attempt_at > later  # handed over, and not again for a while
+
+
+@pytest.fixture
+def mail_worker(smtp_server, tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], Path]]:
+    """A Celery worker on the default queue, on the test database, sending through the SMTP server."""
+    port, maildir = smtp_server
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "quizsite.settings",
+        "SECRET_KEY": "test-suite-only-key-not-secret",
+        "DATABASE_URL": worker_database_url(),
+        "EMAIL_BACKEND": "django.core.mail.backends.smtp.EmailBackend",
+        "EMAIL_HOST": "127.0.0.1",
+        "EMAIL_PORT": str(port),
+    }
+    log = tmp_path / "worker.log"
+    with log.open("wb") as output:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "quizsite", "worker", "--queues", "default", "--pool", "solo"]
+            + ["--hostname", f"mail-{uuid.uuid4().hex[:8]}@%h", "--without-mingle", "--without-gossip"],
+            cwd=REPO_ROOT,
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            yield process, maildir
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+@pytest.mark.integration
+@pytest.mark.django_db(transaction=True)
+def test_a_reset_asked_for_over_the_api_arrives_through_a_real_worker(learner, api_client, mail_worker, settings):
+    _, maildir = mail_worker
+    assert api_client.post(RESET, {"email": "ADA@example.com"}, format="json").status_code == 202
+
+    def arrived() -> bool:
+        return bool(list(mailbox.Maildir(maildir, create=False)))
+
+    wait_until(arrived, timeout=90, what="the reset email in the SMTP server's mailbox")
+    [message] = list(mailbox.Maildir(maildir, create=False))
+    assert message["To"] == "ada@example.com"
+    wait_until(
+        lambda: AccountEmail.objects.filter(status=AccountEmailStatus.SENT).exists(), timeout=10, what="the row sent"
+    )
