@@ -115,9 +115,11 @@ def mail_worker(smtp_server, tmp_path: Path) -> Iterator[tuple[subprocess.Popen[
     }
     log = tmp_path / "worker.log"
     with log.open("wb") as output:
+        command = [sys.executable, "-m", "celery", "-A", "quizsite", "worker", "--queues", "default"]
+        command += ["--pool", "solo", "--hostname", f"mail-{uuid.uuid4().hex[:8]}@%h"]
+        command += ["--without-mingle", "--without-gossip"]
         process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "quizsite", "worker", "--queues", "default", "--pool", "solo"]
-            + ["--hostname", f"mail-{uuid.uuid4().hex[:8]}@%h", "--without-mingle", "--without-gossip"],
+            command,
             cwd=REPO_ROOT,
             env=env,
             stdout=output,
