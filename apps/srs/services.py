@@ -391,10 +391,11 @@ def review_upload_admit(*, learner_id: int) -> None:
     if connection.vendor != "postgresql":
         return
     with connection.cursor() as cursor:
-        # A two-key advisory lock shows its keys as unsigned object ids, the second with objsubid 2.
+        # A two-key advisory lock shows its keys as unsigned object ids, the second with objsubid 2; a turn
+        # this connection holds itself (a caller's transaction that recorded reviews already) is no other's.
         cursor.execute(
             "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND classid = %s AND objid = %s "
-            "AND objsubid = 2 AND granted)",
+            "AND objsubid = 2 AND granted AND pid <> pg_backend_pid())",
             [_SYNC_LOCK_NAMESPACE, _sync_lock_key(learner_id) % 2**32],
         )
         taken = cursor.fetchone()[0]

@@ -40,7 +40,7 @@ def test_it_returns_what_the_queryset_returns_with_the_joined_rows_attached():
     for token in (with_settings, without):
         (found,) = query.all(token.token_key)
         (expected,) = list(_token_query(token.token_key))
-        assert (found.key, found.user_id, found.created) == (expected.key, expected.user_id, expected.created)
+        assert (found.digest, found.user_id, found.created) == (expected.digest, expected.user_id, expected.created)
         user_fields = [field.attname for field in get_user_model()._meta.concrete_fields]
         with CaptureQueriesContext(connection) as captured:
             assert [getattr(found.user, f) for f in user_fields] == [getattr(expected.user, f) for f in user_fields]

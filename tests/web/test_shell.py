@@ -31,6 +31,7 @@ SAMPLE_PATHS = {
     "signup": "/signup/",
     "forgot-password": "/forgot-password",
     "reset-password": "/reset-password?uid=MQ&token=abc-123",
+    "confirm-email": "/confirm-email?token=MQ:1vX:abc",
     "settings": "/settings/",
     "progress": "/progress",
     "study": "/study",
