@@ -6,7 +6,6 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
-from knox.models import AuthToken
 
 from apps.accounts.admin_forms import LockoutAdminAuthenticationForm
 from apps.accounts.models import AccountEmail, DeviceToken, LearnerProfile
@@ -39,11 +38,6 @@ class LearnerProfileAdmin(admin.ModelAdmin):
     search_fields = ("learner__username", "display_name")
     raw_id_fields = ("learner",)
     readonly_fields = ("created_at", "updated_at")
-
-
-# knox registers its own token model, which this project swaps out (KNOX_TOKEN_MODEL): it has no table.
-if admin.site.is_registered(AuthToken):
-    admin.site.unregister(AuthToken)
 
 
 @admin.register(DeviceToken)

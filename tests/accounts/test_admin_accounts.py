@@ -21,7 +21,7 @@ def staff(staff_user) -> Client:
 
 
 def test_every_registered_model_has_a_list_page_that_opens(staff):
-    # knox registers its own token model, which is swapped out and has no table: it must not be listed.
+    # knox's own token model is swapped out (no table); Django leaves a swapped model out of the admin.
     broken = []
     for model in admin.site._registry:
         response = staff.get(reverse(f"admin:{model._meta.app_label}_{model._meta.model_name}_changelist"))
