@@ -31,7 +31,16 @@ GUNICORN_FALLBACK_ARGS = ("--workers", "2")
 # A signed-in read that touches the database: the server answers it only once Django is up.
 TRIVIAL_PATH = "/api/v1/courses/"
 # Every rate of the throttles (see REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]), so a benchmark can lift them all.
-THROTTLE_SCOPES = ("learner", "reviews_learner", "reviews_ip", "submissions_ip", "login_ip", "account_ip")
+THROTTLE_SCOPES = (
+    "learner",
+    "reviews_learner",
+    "reviews_ip",
+    "review_volume_learner",
+    "submissions_ip",
+    "login_ip",
+    "account_ip",
+    "bad_token_ip",
+)
 
 
 def free_port() -> int:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import math
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -314,6 +315,70 @@ class ScopedAddressRateThrottle(_ScopedWriteThrottle):
 
     def get_cache_key(self, request: Request, view: APIView) -> str | None:
         return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
+
+
+class ReviewVolumeThrottle(BaseThrottle):
+    """Reviews one learner records, counted by how many each request carries: rate "review_volume_learner".
+
+    A batch of 1,000 reviews costs the server about a second of CPU and counts as one request for
+    "reviews_learner"; counted here as 1,000, one learner's uploads cannot take the CPU that every
+    other learner's requests share. Counted in a fixed window of the rate's period (a learner may
+    send up to twice the rate across a window's edge), in the default cache, and let through when
+    the cache is down. A request refused here is not counted.
+    """
+
+    scope = "review_volume_learner"
+    _KEY = "throttle_review_volume:{learner}:{window}"
+    # Set once a learner's window is full, until it ends: later requests are refused unread, so a
+    # client that goes on sending uploads costs one cache read each, not the parsing of its body.
+    _FULL_KEY = "throttle_review_volume_full:{learner}"
+
+    def __init__(self) -> None:
+        self.seconds_left: float | None = None
+
+    def allow_request(self, request: Request, view: APIView) -> bool:
+        if request.method in SAFE_METHODS or not request.user or not request.user.is_authenticated:
+            return True
+        limit, period = SimpleRateThrottle.parse_rate(None, api_settings.DEFAULT_THROTTLE_RATES[self.scope])  # type: ignore[arg-type]
+        if limit is None or period is None:
+            return True
+        now = time.time()
+        window = int(now // period)
+        window_end = (window + 1) * period
+        full_key = self._FULL_KEY.format(learner=request.user.pk)
+        try:
+            full_until = default_cache.get(full_key)
+        except Exception:
+            _outage_log(self.scope)
+            return True
+        if isinstance(full_until, int | float) and full_until > now:
+            self.seconds_left = full_until - now
+            return False
+        # Outside the cache's try: a body that is not JSON is the client's 400, not an outage.
+        carried = _reviews_carried(request)
+        key = self._KEY.format(learner=request.user.pk, window=window)
+        try:
+            default_cache.add(key, 0, timeout=period * 2)
+            counted = default_cache.incr(key, carried)
+            if counted <= limit:
+                return True
+            default_cache.decr(key, carried)
+            default_cache.set(full_key, window_end, timeout=max(1, math.ceil(window_end - now)))
+        except Exception:
+            _outage_log(self.scope)
+            return True
+        self.seconds_left = window_end - now
+        return False
+
+    def wait(self) -> float | None:
+        return None if self.seconds_left is None else max(1.0, self.seconds_left)
+
+
+def _reviews_carried(request: Request) -> int:
+    """How many reviews a request records: the length of a batch's list, else one."""
+    data = request.data
+    reviews = data.get("reviews") if isinstance(data, dict) else None
+    return max(1, len(reviews)) if isinstance(reviews, list) else 1
 
 
 def client_address(request: Request | HttpRequest) -> str:

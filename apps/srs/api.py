@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 
 from apps.common.query import QueryIntegerField, query_params_validate
 from apps.common.schema import error_statuses
-from apps.common.throttling import ScopedAddressRateThrottle, ScopedLearnerRateThrottle
+from apps.common.throttling import ReviewVolumeThrottle, ScopedAddressRateThrottle, ScopedLearnerRateThrottle
 from apps.srs.config import scheduler_config_get
 from apps.srs.recall import RecallBasis
 from apps.srs.selectors import DEFAULT_STUDY_LIMIT, MAX_STUDY_LIMIT, deck_study_queue_get
@@ -66,7 +66,7 @@ class StudyView(APIView):
 
 
 class ReviewCreateView(APIView):
-    throttle_classes = [ScopedLearnerRateThrottle, ScopedAddressRateThrottle]
+    throttle_classes = [ScopedLearnerRateThrottle, ScopedAddressRateThrottle, ReviewVolumeThrottle]
     throttle_scope = "reviews"
 
     @extend_schema(
@@ -93,7 +93,7 @@ class ReviewCreateView(APIView):
 
 
 class ReviewBatchView(APIView):
-    throttle_classes = [ScopedLearnerRateThrottle, ScopedAddressRateThrottle]
+    throttle_classes = [ScopedLearnerRateThrottle, ScopedAddressRateThrottle, ReviewVolumeThrottle]
     throttle_scope = "reviews"
 
     @extend_schema(

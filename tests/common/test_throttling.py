@@ -135,6 +135,21 @@ def test_a_batch_counts_as_one_request(card, rates):
     assert ReviewLog.objects.count() == 10
 
 
+def test_reviews_are_also_counted_by_how_many_a_request_carries(card, rates):
+    """One learner's uploads cannot take the CPU everyone shares: a batch counts as the reviews in it."""
+    rates(review_volume_learner="10/min")
+    client = learner_client("ada")
+    assert batch(client, card, 6).status_code == 200
+    assert review(client, card).status_code == 201
+    retry_after = assert_throttled(batch(client, card, 6))
+    assert 1 <= retry_after <= 60
+    # The window is full for this learner now: what would still fit is refused too, unread, until it ends.
+    assert_throttled(review(client, card))
+    assert ReviewLog.objects.filter(learner__username="ada").count() == 7
+    # Another learner has their own count.
+    assert batch(learner_client("linus"), card, 10).status_code == 200
+
+
 def test_the_address_rate_counts_every_learner_at_that_address(card, rates):
     rates(reviews_learner="10/min", reviews_ip="4/min")
     ada, linus = learner_client("ada"), learner_client("linus")
