@@ -533,9 +533,9 @@ _THROTTLE_RATE_DEFAULTS = {
     # five learners' worth from one address, for a classroom behind one NAT.
     "reviews_learner": "120/min",
     "reviews_ip": "600/min",
-    # Reviews recorded per learner, a batch counting as the reviews it carries: a week of offline
-    # reviews syncs in one go, and one learner's uploads take at most a few CPU-seconds a minute
-    # (a batch of 1,000 costs about one) from the other learners.
+    # Reviews uploaded in batches per learner, each batch counting as the reviews it carries: a week
+    # of offline reviews syncs in one go, and one learner's uploads take at most a few CPU-seconds a
+    # minute (a batch of 1,000 costs about one) from the other learners.
     "review_volume_learner": "3000/min",
     # Submissions: per learner, SUBMISSIONS_PER_MINUTE, counted by the service in the database.
     "submissions_ip": "30/min",

@@ -318,13 +318,14 @@ class ScopedAddressRateThrottle(_ScopedWriteThrottle):
 
 
 class ReviewVolumeThrottle(BaseThrottle):
-    """Reviews one learner records, counted by how many each request carries: rate "review_volume_learner".
+    """Reviews one learner uploads in batches, counted by how many each carries: rate "review_volume_learner".
 
     A batch of 1,000 reviews costs the server about a second of CPU and counts as one request for
     "reviews_learner"; counted here as 1,000, one learner's uploads cannot take the CPU that every
-    other learner's requests share. Counted in a fixed window of the rate's period (a learner may
-    send up to twice the rate across a window's edge), in the default cache, and let through when
-    the cache is down. A request refused here is not counted.
+    other learner's requests share. Single reviews cost milliseconds and keep their one round trip
+    to the cache: "reviews_learner" bounds them. Counted in a fixed window of the rate's period (a
+    learner may send up to twice the rate across a window's edge), in the default cache, and let
+    through when the cache is down. A request refused here is not counted.
     """
 
     scope = "review_volume_learner"

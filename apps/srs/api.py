@@ -66,7 +66,7 @@ class StudyView(APIView):
 
 
 class ReviewCreateView(APIView):
-    throttle_classes = [ScopedLearnerRateThrottle, ScopedAddressRateThrottle, ReviewVolumeThrottle]
+    throttle_classes = [ScopedLearnerRateThrottle, ScopedAddressRateThrottle]
     throttle_scope = "reviews"
 
     @extend_schema(
