@@ -169,9 +169,10 @@ def _production_defaults(names: list[str]) -> dict[str, Any]:
     return dict(json.loads(printed.stdout.strip().splitlines()[-1]))
 
 
-def test_every_setting_the_readme_gives_a_figure_for_has_that_default():
-    readme = (REPO_ROOT / "README.md").read_text()
-    rows = re.findall(r"^\| `([A-Z][A-Z0-9_]+)` \| ([^|]+) \|", readme, re.MULTILINE)
+def test_every_setting_the_docs_give_a_figure_for_has_that_default():
+    pages = [REPO_ROOT / "README.md", *sorted((REPO_ROOT / "docs").rglob("*.md"))]
+    text = "\n".join(page.read_text() for page in pages)
+    rows = re.findall(r"^\| `([A-Z][A-Z0-9_]+)` \| ([^|]+) \|", text, re.MULTILINE)
     figures: dict[str, float] = {}
     for name, default in rows:
         written = default.strip()
