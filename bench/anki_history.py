@@ -58,7 +58,7 @@ def _deck_with_cards(count: int) -> list[str]:
 
 
 def _package(guids: list[str], entries: int) -> bytes:
-    from tests.interchange.packages import NoteSpec, ReviewRow, legacy_package, package_card_ids, package_reviews_add
+    from tests.support.anki_packages import NoteSpec, ReviewRow, legacy_package, package_card_ids, package_reviews_add
 
     base = legacy_package([NoteSpec(guid, [f"term {guid}", f"definition {guid}"]) for guid in guids])
     card_ids = package_card_ids(base)

@@ -29,8 +29,8 @@ def main(notes: int) -> None:
     from apps.content.models import Course, Lesson
     from apps.interchange.anki_package import anki_package_read
     from apps.interchange.services import ImportSource, deck_import
-    from tests.content.course_files import minimal_course, to_yaml
-    from tests.interchange.packages import large_package
+    from tests.support.anki_packages import large_package
+    from tests.support.course_files import minimal_course, to_yaml
 
     content_sources_load(sources=[ContentSource("course.yaml", to_yaml(minimal_course()))])
     course = Course.objects.get(slug="pipelines-101")

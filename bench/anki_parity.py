@@ -2,7 +2,7 @@
 
 Run: DATABASE_URL=postgres://postgres@127.0.0.1:5432/quizsite_bench python -m bench.anki_parity [--seeds 5]
 Needs the anki package and Debian's faketime. It creates (and afterwards drops) a test database. For each
-seed, Anki studies a new collection for 150 simulated days (tests/interchange/anki_study.py: learning,
+seed, Anki studies a new collection for 150 simulated days (tests/support/anki_study.py: learning,
 reviews, lapses, a Forget, Set due date, reviewing ahead, cramming); its package goes in here as a deck and
 as a learner's review history, and each card's memory here is compared with what Anki computes from the
 same revlog. Prints, over every card with a memory: stability's relative error, difficulty's absolute
@@ -47,9 +47,9 @@ def _one_collection(seed: int, folder: Path) -> dict[str, list[float]]:
     from apps.srs.learner_settings import scheduling_settings_update
     from apps.srs.models import CardMemory
     from apps.srs.scheduling import SchedulerConfig, fuzz_range, learner_days_between
-    from tests.content.course_files import minimal_course, to_yaml
-    from tests.interchange.real_anki import anki_collection_studied
-    from tests.srs.conftest import learner_with_token
+    from tests.support.api import learner_with_token
+    from tests.support.course_files import minimal_course, to_yaml
+    from tests.support.real_anki import anki_collection_studied
 
     studied = anki_collection_studied(folder, seed=seed)
     if not Course.objects.filter(slug="pipelines-101").exists():

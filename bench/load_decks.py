@@ -29,7 +29,7 @@ def main(cards: int) -> None:
 
     from apps.accounts.devices import device_token_issue
     from apps.content.content_files.load import content_sources_load, content_sources_read
-    from tests.content.course_files import minimal_course, write_course
+    from tests.support.course_files import minimal_course, write_course
 
     document = minimal_course()
     deck = document["lessons"][0]["decks"][0]

@@ -1,4 +1,4 @@
-"""gunicorn's production settings: `gunicorn -c quizsite/gunicorn_conf.py`, behind nginx (README, Production).
+"""gunicorn's production settings: `gunicorn -c quizsite/gunicorn_conf.py`, behind nginx (docs/operations.md).
 
 Command-line flags given after `-c` win over this file (`--bind`, `--workers`).
 """

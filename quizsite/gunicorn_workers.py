@@ -13,7 +13,7 @@ Three changes to gunicorn's gthread worker (quizsite/gunicorn_conf.py selects th
 - One client address holds at most CONNECTIONS_PER_ADDRESS of a worker's connections; past that a
   new one is answered 429 and closed, so one host opening hundreds of slow connections cannot take
   every slot (worker_connections) from everyone else. The trusted proxy (forwarded_allow_ips, where
-  nginx connects from) is not limited: nginx limits its own clients (limit_conn, README).
+  nginx connects from) is not limited: nginx limits its own clients (limit_conn, docs/operations.md).
 
 The event loop only decides when a request is complete, by running gunicorn's own parser over the
 bytes so far; the thread then parses them again for real. A framing this loop misjudges can

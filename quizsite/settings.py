@@ -354,7 +354,7 @@ GRADER_RUN_SECONDS = float(os.environ.get("GRADER_RUN_SECONDS", "60"))
 GRADER_JOB_SECONDS = int(os.environ.get("GRADER_JOB_SECONDS", "540"))
 GRADER_MEMORY_BYTES = int(os.environ.get("GRADER_MEMORY_MIB", "4096")) * 1024**2
 # CPUs the timed runs are pinned to: "auto" (all but the first where there are 4 or more), "none",
-# or a list such as "2-7" (see README, Grading pipeline exercises).
+# or a list such as "2-7" (see docs/grading.md).
 GRADER_TIMING_CPUS = os.environ.get("GRADER_TIMING_CPUS", "auto")
 # One timing phase at a time per host: every worker on the host must name the same lock file.
 GRADER_TIMING_LOCK = Path(os.environ.get("GRADER_TIMING_LOCK", GRADER_DATA_DIR / "timing.lock"))

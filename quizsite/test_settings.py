@@ -1,10 +1,34 @@
 """Settings for the test suite: the project's settings with a throwaway key and fast hashing."""
 
 import os
+from urllib.parse import urlsplit, urlunsplit
 
 os.environ.setdefault("SECRET_KEY", "test-suite-only-key-not-secret")
 
-from quizsite.settings import *  # noqa: F403
+REDIS_DATABASES = 16
+
+
+def redis_url_for_test_process(url: str, process: str) -> str:
+    """The same Redis server, another numbered database for each parallel test process (gw0, gw1, …).
+
+    The suite's processes share one Redis: without this a Celery worker one of them started would take
+    the other's tasks, and one process's cleared cache would clear the other's."""
+    parts = urlsplit(url)
+    base = int(parts.path.strip("/") or "0")
+    database = (base + 1 + int(process.removeprefix("gw"))) % REDIS_DATABASES
+    return urlunsplit(parts._replace(path=f"/{database}"))
+
+
+# pytest-xdist names each process it starts; the processes a test starts in turn inherit the marker
+# below and keep the database their parent chose.
+_test_process = os.environ.get("PYTEST_XDIST_WORKER", "")
+if _test_process and not os.environ.get("QUIZSITE_TEST_PROCESS"):
+    os.environ["QUIZSITE_TEST_PROCESS"] = _test_process
+    for _name in ("REDIS_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND"):
+        if os.environ.get(_name, "").startswith("redis://"):
+            os.environ[_name] = redis_url_for_test_process(os.environ[_name], _test_process)
+
+from quizsite.settings import *  # noqa: E402, F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
@@ -17,4 +41,20 @@ GRADER_TIMING_RETRIES = 0
 SUBMISSION_STALE_SECONDS = int(os.environ.get("SUBMISSION_STALE_SECONDS") or "15")
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
     # A file, not memory: the Celery worker the integration tests start must see the test database.
+    # pytest-xdist's processes each add their own suffix to this name.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-quizsite.sqlite3")}  # noqa: F405
+
+_test_process = os.environ.get("QUIZSITE_TEST_PROCESS", "")
+if _test_process and CELERY_BROKER_URL == "filesystem://":  # noqa: F405
+    # Without Redis the embedded broker, results and cache are folders: one set per test process.
+    _own = VAR_DIR / f"test-{_test_process}"  # noqa: F405
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        **CELERY_BROKER_TRANSPORT_OPTIONS,  # noqa: F405
+        "data_folder_in": str(_own / "broker"),
+        "data_folder_out": str(_own / "broker"),
+        "control_folder": str(_own / "broker" / "control"),
+    }
+    (_own / "broker" / "control").mkdir(parents=True, exist_ok=True)
+    (_own / "celery-results").mkdir(parents=True, exist_ok=True)
+    CELERY_RESULT_BACKEND = f"file://{_own / 'celery-results'}"
+    CACHES["default"]["LOCATION"] = str(_own / "cache")  # noqa: F405

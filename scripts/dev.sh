@@ -2,7 +2,7 @@
 # Set-up and day-to-day commands behind `make run` and `make test`; POSIX sh, so it runs anywhere.
 #   sh scripts/dev.sh install   create or refresh .venv from requirements.txt
 #   sh scripts/dev.sh run       install, migrate, load decks/, reset demo users, start web + worker + beat
-#   sh scripts/dev.sh test      install, then run the whole test suite (extra arguments go to pytest)
+#   sh scripts/dev.sh test      install, then run the whole test suite in parallel (extra arguments go to pytest)
 #   sh scripts/dev.sh python    print the Python >= 3.12 that install would use
 set -eu
 
@@ -102,7 +102,9 @@ run() {
 run_tests() {
     install
     load_env_file
-    exec "$VENV/bin/python" -m pytest "$@"
+    # One process per CPU (at most four), each with its own test database and Redis database; a
+    # module's tests stay in one process, so a module's worker or server starts once. -n0 runs in one.
+    exec "$VENV/bin/python" -m pytest --numprocesses auto --maxprocesses 4 --dist loadscope "$@"
 }
 
 # Settings for both commands may live in .env (see .env.example); the environment wins over it.

@@ -30,6 +30,7 @@ from apps.games.models import MatchAttempt, MatchBoard, MatchItem
 from apps.quizzes.models import QuestionMemory, QuizAnswer, QuizAttempt
 from apps.reminders.models import ReminderPreference
 from apps.srs.models import AnkiHistoryImport, AnkiHistoryStatus, CardMemory, DeckPass, ReviewLog, SchedulingSettings
+from tests.support.api import client_for
 
 pytestmark = pytest.mark.django_db
 
@@ -41,12 +42,6 @@ EXERCISE = "tfrecord-image-pipeline"
 SCENE = "input-pipeline-explorer"
 REGION = "shuffle-buffer"
 CODE = "import tensorflow as tf\n\n\ndef build_pipeline(files):\n    return tf.data.TFRecordDataset(files)\n"
-
-
-def client_for(user: Any) -> APIClient:
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {device_token_issue(user=user, device_name=None).key}")
-    return client
 
 
 def ok(response: Any, status: int = 200) -> Any:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import smtplib
 from datetime import datetime, timedelta
-from functools import partial
 from typing import Any
 from urllib.parse import urlencode
 
@@ -28,12 +27,12 @@ from django.utils import timezone
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
+from apps.accounts.conf import ACCOUNT_EMAIL_SEND_TASK
 from apps.accounts.models import AccountEmail, AccountEmailKind, AccountEmailStatus, PendingRegistration
-from apps.common.publish import tasks_publish
+from apps.common.publish import task_publish_after_commit, tasks_publish
 
 logger = logging.getLogger(__name__)
 
-ACCOUNT_EMAIL_SEND_TASK = "apps.accounts.tasks.account_email_send"
 REGISTRATION_SALT = "apps.accounts.registration"
 # A broker hand-off that does not answer within this long is left to beat's resume.
 _PUBLISH_TIMEOUT_SECONDS = 1.0
@@ -53,12 +52,8 @@ def account_email_queue(
 ) -> AccountEmail:
     """Add an email to the outbox; it is handed to a worker once the caller's transaction commits."""
     row = AccountEmail.objects.create(kind=kind, to=to, registration=registration, next_attempt_at=timezone.now())
-    transaction.on_commit(partial(_publish, row.pk), robust=True)
+    task_publish_after_commit(ACCOUNT_EMAIL_SEND_TASK, row.pk, timeout=_PUBLISH_TIMEOUT_SECONDS, what="account emails")
     return row
-
-
-def _publish(email_id: int) -> None:
-    tasks_publish(ACCOUNT_EMAIL_SEND_TASK, [email_id], timeout=_PUBLISH_TIMEOUT_SECONDS, what="account emails")
 
 
 def registration_confirm_token(registration: PendingRegistration) -> str:

@@ -122,20 +122,20 @@ _CODE_NAMES = {
 }
 
 
-def _flatten_field_errors(detail: Any, prefix: str = "") -> dict[str, list[str]]:
+def field_errors_flattened(detail: Any, prefix: str = "") -> dict[str, list[str]]:
     """Turn DRF's nested error detail into {"a.b.0.c": ["message", ...]}."""
     fields: dict[str, list[str]] = {}
     if isinstance(detail, dict):
         for key, value in detail.items():
             name = f"{prefix}.{key}" if prefix else str(key)
-            fields.update(_flatten_field_errors(value, name))
+            fields.update(field_errors_flattened(value, name))
     elif isinstance(detail, list):
         if all(not isinstance(item, dict | list) for item in detail):
             fields[prefix or "non_field_errors"] = [str(item) for item in detail]
         else:
             for index, item in enumerate(detail):
                 if item:
-                    fields.update(_flatten_field_errors(item, f"{prefix}.{index}" if prefix else str(index)))
+                    fields.update(field_errors_flattened(item, f"{prefix}.{index}" if prefix else str(index)))
     else:
         fields[prefix or "non_field_errors"] = [str(detail)]
     return fields
@@ -156,7 +156,7 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
         exc = exceptions.ValidationError(detail=exc.messages)
 
     if isinstance(exc, exceptions.ValidationError):
-        fields = _flatten_field_errors(exc.detail)
+        fields = field_errors_flattened(exc.detail)
         message = "The request is invalid: " + "; ".join(
             f"{name}: {' '.join(messages)}" for name, messages in fields.items()
         )

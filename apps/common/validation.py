@@ -13,7 +13,7 @@ from typing import Any
 from rest_framework import serializers
 from rest_framework.fields import empty
 
-from apps.common.errors import _flatten_field_errors
+from apps.common.errors import field_errors_flattened
 
 
 def _passed_fields(serializer: serializers.Serializer, data: Any) -> dict[str, Any]:
@@ -41,4 +41,4 @@ def body_checked(serializer: serializers.Serializer) -> tuple[dict[str, Any], di
     """(values that passed, errors by dotted field name); the errors are empty when the whole body is valid."""
     if serializer.is_valid():
         return dict(serializer.validated_data), {}
-    return _passed_fields(serializer, serializer.initial_data), _flatten_field_errors(serializer.errors)
+    return _passed_fields(serializer, serializer.initial_data), field_errors_flattened(serializer.errors)

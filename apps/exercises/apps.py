@@ -9,6 +9,6 @@ class ExercisesConfig(AppConfig):
     verbose_name = "Pipeline exercise submissions"
 
     def ready(self) -> None:
-        # Registers the grading tasks and the worker signals that warm up and stop the sandboxes and
-        # start and stop each worker's reaper.
-        from apps.exercises import reaping, tasks  # noqa: F401
+        # The worker signals that warm up and stop the sandboxes and start and stop each worker's reaper.
+        # (Celery finds the tasks module itself.)
+        from apps.exercises import worker_signals  # noqa: F401

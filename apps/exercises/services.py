@@ -19,7 +19,9 @@ from django.utils import timezone
 
 from apps.common.errors import DomainError, IdempotencyKeyReused, RequestTooLarge, RetryLater
 from apps.common.periodic import PeriodicThread
+from apps.common.publish import tasks_publish
 from apps.content.selectors import exercise_get
+from apps.exercises.conf import GRADE_SUBMISSION_TASK
 from apps.exercises.models import FINISHED, IN_PROGRESS, Submission, SubmissionStatus
 from worker.limits import MAX_CODE_BYTES
 
@@ -138,24 +140,25 @@ def _same_submission_or_refused(submission: Submission, *, exercise_slug: str, c
 
 def _grade_after_commit(submission_id: int) -> None:
     # Robust: the row is stored whatever happens after the commit, and the reaper sends what was not.
-    transaction.on_commit(lambda: _publish([submission_id]), robust=True)
+    transaction.on_commit(lambda: gradings_publish([submission_id]), robust=True)
 
 
-def _publish(submission_ids: list[int]) -> int:
+def gradings_publish(submission_ids: list[int]) -> int:
     """Hand these gradings to the broker in order, recording each try; returns how many it took.
 
-    A submission the broker did not take stays queued with `enqueued_at` empty, for the reaper."""
+    A submission the broker did not take stays queued with `enqueued_at` empty, for the reaper. With the
+    broker down this returns within GRADING_PUBLISH_TIMEOUT_SECONDS, having logged why."""
     if not submission_ids:
         return 0
-    from apps.exercises.tasks import gradings_publish
-
-    sent = gradings_publish(submission_ids)
+    sent = tasks_publish(
+        GRADE_SUBMISSION_TASK, submission_ids, timeout=settings.GRADING_PUBLISH_TIMEOUT_SECONDS, what="gradings"
+    )
     if sent:
         Submission.objects.filter(pk__in=submission_ids[:sent]).update(
             enqueued_at=timezone.now(), publish_attempts=F("publish_attempts") + 1
         )
     if sent < len(submission_ids):
-        # The broker refused this one (gradings_publish logged why); the ones after it were not tried.
+        # The broker refused this one (tasks_publish logged why); the ones after it were not tried.
         Submission.objects.filter(pk=submission_ids[sent]).update(publish_attempts=F("publish_attempts") + 1)
     return sent
 
@@ -372,4 +375,4 @@ def submissions_republish_queued() -> dict[str, int]:
         .order_by("created_at", "pk")
         .values_list("pk", flat=True)[:REPUBLISH_BATCH]
     )
-    return {"republished": _publish(due)}
+    return {"republished": gradings_publish(due)}

@@ -1,6 +1,6 @@
 """Grading one answer against a question's key. Pure: no database, no clock.
 
-The rules, per kind (decks/SCHEMA.md and the README describe them for authors and learners):
+The rules, per kind (decks/SCHEMA.md and docs/games-and-quizzes.md describe them for authors and learners):
 
 - single choice: full credit for the correct key, none otherwise;
 - multiple choice: correct means exactly the correct set; credit is

@@ -7,6 +7,3 @@ class RemindersConfig(AppConfig):
     name = "apps.reminders"
     label = "reminders"
     verbose_name = "Review reminder emails"
-
-    def ready(self) -> None:
-        from apps.reminders import tasks  # noqa: F401

@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from apps.common.clock import EARLIEST_CLIENT_TIME, latest_client_time
 from apps.common.errors import DomainError, NotFound, RequestTooLarge
+from apps.common.publish import task_publish_after_commit
 from apps.content.models import Card
 from apps.content.selectors import visible_card_filter
 from apps.interchange.anki_package import (
@@ -28,6 +29,7 @@ from apps.interchange.anki_package import (
     PackageLimits,
     anki_package_read,
 )
+from apps.srs.conf import ANKI_HISTORY_IMPORT_TASK, PUBLISH_TIMEOUT_SECONDS
 from apps.srs.config import learner_day_bounds, scheduling_settings_get
 from apps.srs.models import AnkiHistoryImport, AnkiHistoryStatus, CardMemory, ReviewLog
 from apps.srs.scheduling import MemoryStage
@@ -294,7 +296,7 @@ def _package_read(data: bytes) -> AnkiPackage:
 def anki_history_import_create(*, learner: Any, package: IO[bytes], size: int) -> AnkiHistoryImport:
     """Check an uploaded package and queue its history for replay; nothing is stored when it is refused.
 
-    The caller starts the replay (`anki_history_import_run`) once this commits.
+    A worker starts the replay (`anki_history_import_run`) once this commits.
     """
     limit = settings.ANKI_HISTORY_MAX_BYTES
     if size > limit:
@@ -305,7 +307,11 @@ def anki_history_import_create(*, learner: Any, package: IO[bytes], size: int) -
     if len(data) > limit:
         raise RequestTooLarge(f"The package is larger than the {limit} bytes accepted.")
     _package_read(data)
-    return AnkiHistoryImport.objects.create(learner=learner, package=data, package_bytes=len(data))
+    row = AnkiHistoryImport.objects.create(learner=learner, package=data, package_bytes=len(data))
+    task_publish_after_commit(
+        ANKI_HISTORY_IMPORT_TASK, row.pk, timeout=PUBLISH_TIMEOUT_SECONDS, what="Anki history imports"
+    )
+    return row
 
 
 def anki_history_import_get(*, learner: Any, import_id: int) -> AnkiHistoryImport:

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
-from django.db import transaction
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.parsers import MultiPartParser
@@ -17,7 +15,6 @@ from apps.common.clock import time_text
 from apps.common.schema import ErrorSerializer
 from apps.srs.anki_history import SkipReason, anki_history_import_create, anki_history_import_get
 from apps.srs.models import AnkiHistoryImport, AnkiHistoryStatus
-from apps.srs.tasks import anki_history_import_publish
 
 _SKIP_REASONS = sorted(value for name, value in vars(SkipReason).items() if name.isupper())
 
@@ -90,7 +87,6 @@ class AnkiHistoryCreateView(APIView):
         body.is_valid(raise_exception=True)
         upload = body.validated_data["package"]
         row = anki_history_import_create(learner=request.user, package=upload, size=upload.size)
-        transaction.on_commit(partial(anki_history_import_publish, row.pk))
         return Response(
             AnkiHistoryOutput(row).data, status=status.HTTP_202_ACCEPTED, headers={"Location": anki_history_url(row.pk)}
         )

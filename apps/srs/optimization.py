@@ -20,6 +20,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Q, QuerySet
 
 from apps.common.errors import Conflict
+from apps.common.publish import task_publish_after_commit
+from apps.srs.conf import PARAMETER_FIT_TASK, PUBLISH_TIMEOUT_SECONDS
 from apps.srs.config import scheduler_config_from_settings, scheduler_profile_id
 from apps.srs.learner_settings import SettingsInvalid, scheduling_settings_in_force, scheduling_settings_update
 from apps.srs.models import (
@@ -121,7 +123,7 @@ def _stalled_fits_fail(*, learner_id: int, now: datetime, queued_too: bool) -> N
 
 
 def parameter_fit_request(*, learner: Any, now: datetime) -> ParameterFit:
-    """Queue a fit of the learner's weights now; the caller hands it to a worker once this commits.
+    """Queue a fit of the learner's weights now; a worker takes it once this commits.
 
     Pinned weights are fitted too (the figures are shown), but never replaced.
     """
@@ -134,11 +136,13 @@ def parameter_fit_request(*, learner: Any, now: datetime) -> ParameterFit:
     _stalled_fits_fail(learner_id=learner.pk, now=now, queued_too=True)
     try:
         with transaction.atomic():
-            return ParameterFit.objects.create(learner=learner, trigger=ParameterFitTrigger.REQUEST)
+            fit = ParameterFit.objects.create(learner=learner, trigger=ParameterFitTrigger.REQUEST)
     except IntegrityError:
         raise FitInProgress(
             "A fit of your weights is already queued or running; its outcome will show in GET /srs/settings/."
         ) from None
+    task_publish_after_commit(PARAMETER_FIT_TASK, learner.pk, timeout=PUBLISH_TIMEOUT_SECONDS, what="parameter fits")
+    return fit
 
 
 def _claim(*, learner_id: int, now: datetime) -> ParameterFit | None:

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from functools import partial
-
-from django.db import transaction
 from django.utils import timezone
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
@@ -16,7 +13,6 @@ from apps.common.schema import error_statuses
 from apps.common.throttling import ScopedLearnerRateThrottle
 from apps.srs.optimization import MIN_REVIEWS_TO_FIT, parameter_fit_request
 from apps.srs.progress_serializers import ParameterFitOutput
-from apps.srs.tasks import parameter_fit_publish
 
 
 class ParameterFitCreateView(APIView):
@@ -37,7 +33,5 @@ class ParameterFitCreateView(APIView):
     )
     @error_statuses(409)
     def post(self, request: Request) -> Response:
-        with transaction.atomic():
-            fit = parameter_fit_request(learner=request.user, now=timezone.now())
-            transaction.on_commit(partial(parameter_fit_publish, fit.learner_id))
+        fit = parameter_fit_request(learner=request.user, now=timezone.now())
         return Response(ParameterFitOutput(fit).data, status=status.HTTP_202_ACCEPTED)

@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime, timedelta
-from functools import partial
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from apps.common.publish import task_publish_after_commit, tasks_publish
+from apps.srs.conf import PUBLISH_TIMEOUT_SECONDS, RESCHEDULE_TASK
 from apps.srs.config import scheduler_config_from_json, scheduler_config_from_settings, scheduler_profile_id
 from apps.srs.learner_settings import scheduling_settings_in_force
 from apps.srs.memory import memory_state_of
@@ -36,7 +37,7 @@ from apps.srs.models import (
     SchedulingSettings,
 )
 from apps.srs.scheduling import MemoryStage, MemoryState, SchedulerConfig, fuzz_range, rescheduled_due
-from apps.srs.services import SyncInProgress, _learner_turn
+from apps.srs.services import SyncInProgress, learner_turn
 
 logger = logging.getLogger(__name__)
 
@@ -73,14 +74,7 @@ def learner_reschedule_start(*, learner_id: int, reason: str) -> None:
         # The learner's one queued run (reschedule_one_queued) is there already.
         return
     # Robust: the row is stored whatever the broker does, and reschedules_stalled hands it over again.
-    transaction.on_commit(partial(_publish, row.pk), robust=True)
-
-
-def _publish(reschedule_id: int) -> None:
-    # The task module imports this one: the bridge to Celery is looked up when it is needed.
-    from apps.srs.tasks import reschedule_publish
-
-    reschedule_publish(reschedule_id)
+    task_publish_after_commit(RESCHEDULE_TASK, row.pk, timeout=PUBLISH_TIMEOUT_SECONDS, what="reschedules")
 
 
 def reschedule_latest_get(*, learner: Any) -> Reschedule | None:
@@ -117,7 +111,7 @@ def reschedule_run(*, reschedule_id: int) -> Reschedule | None:
         .first()
     )
     if waiting is not None:
-        _publish(waiting)
+        tasks_publish(RESCHEDULE_TASK, [waiting], timeout=PUBLISH_TIMEOUT_SECONDS, what="reschedules")
     return row
 
 
@@ -129,7 +123,7 @@ def _claim(reschedule_id: int) -> tuple[Reschedule, SchedulerConfig] | None:
     now = timezone.now()
     # In the learner's turn, as reviews take it: they store the profile of the settings in force and
     # point the settings row at it, so taking both the other way round could deadlock with them.
-    with _learner_turn(learner_id=learner_id):
+    with learner_turn(learner_id=learner_id):
         # Then the settings row: a change being saved holds it, so the run starts with that change in
         # force, and the change, finding this run no longer queued, queues the next one.
         settings = SchedulingSettings.objects.select_for_update().filter(learner_id=learner_id).first()
@@ -171,7 +165,7 @@ def _batch_reschedule(row: Reschedule, *, config: SchedulerConfig) -> bool:
     """Move the next batch of the learner's review cards (by card id); False once none is left."""
     for attempt in range(_BATCH_ATTEMPTS):
         try:
-            with _learner_turn(learner_id=row.learner_id):
+            with learner_turn(learner_id=row.learner_id):
                 return _batch_locked(row, config=config)
         except SyncInProgress:
             # Reviews kept the turn: they win, and the batch is read again after them.

@@ -16,7 +16,6 @@ import statistics
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from functools import partial
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
@@ -25,7 +24,9 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, Coalesce
 from django.utils import timezone
 
+from apps.common.publish import task_publish_after_commit
 from apps.content.models import Card
+from apps.srs.conf import PUBLISH_TIMEOUT_SECONDS, RETENTION_ADVICE_TASK
 from apps.srs.config import scheduler_config_from_settings, scheduling_settings_get
 from apps.srs.learner_settings import scheduling_settings_in_force
 from apps.srs.models import (
@@ -160,7 +161,7 @@ def retention_advice_ensure(
                 raise
             continue
         # Robust: the row is stored whatever the broker does, and retention_advice_stalled hands it over again.
-        transaction.on_commit(partial(_publish, row.pk), robust=True)
+        _publish_after_commit(row.pk)
         return row
     raise AssertionError("unreachable")
 
@@ -176,16 +177,15 @@ def _refreshed_if_due(row: StoredRetentionAdvice, *, now: datetime) -> StoredRet
         status=RetentionAdviceStatus.QUEUED, requested_at=now, updated_at=now
     )
     if queued:
-        transaction.on_commit(partial(_publish, row.pk), robust=True)
+        _publish_after_commit(row.pk)
         row.status, row.requested_at = RetentionAdviceStatus.QUEUED, now
     return row
 
 
-def _publish(advice_id: int) -> None:
-    # The task module imports this one: the bridge to Celery is looked up when it is needed.
-    from apps.srs.tasks import retention_advice_publish
-
-    retention_advice_publish(advice_id)
+def _publish_after_commit(advice_id: int) -> None:
+    task_publish_after_commit(
+        RETENTION_ADVICE_TASK, advice_id, timeout=PUBLISH_TIMEOUT_SECONDS, what="retention advice computations"
+    )
 
 
 def review_timings_get(*, learner_id: int, now: datetime) -> dict[tuple[int, int], tuple[int, float]]:

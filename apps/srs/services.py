@@ -326,7 +326,7 @@ def _submit(*, learner: Any, reviews: list[ReviewInput], now: datetime, field_pr
     reads = partial(_review_reads, learner_id=learner.pk, card_ids=card_ids)
     for attempt in range(_WRITE_ATTEMPTS):
         try:
-            with _learner_turn(learner_id=learner.pk, reads=reads) as (visible_rows, memory_rows):
+            with learner_turn(learner_id=learner.pk, reads=reads) as (visible_rows, memory_rows):
                 _validate(
                     learner=learner,
                     reviews=reviews,
@@ -355,7 +355,7 @@ def _submit(*, learner: Any, reviews: list[ReviewInput], now: datetime, field_pr
 
 
 @contextmanager
-def _learner_turn(*, learner_id: int, reads: Callable[[], list[_Read]] = list) -> Iterator[list[list[tuple[Any, ...]]]]:
+def learner_turn(*, learner_id: int, reads: Callable[[], list[_Read]] = list) -> Iterator[list[list[tuple[Any, ...]]]]:
     """A transaction (a savepoint inside another one) in which the learner's review writes take turns.
 
     Replaying a card reads its history and rewrites what follows, so two writers of one learner
@@ -909,7 +909,7 @@ def review_undo(*, learner: Any, review_id: int, now: datetime) -> ReviewOutcome
     Only the latest review can be undone, so the card returns to the state the review before it
     left, read from that review's log.
     """
-    with _learner_turn(learner_id=learner.pk):
+    with learner_turn(learner_id=learner.pk):
         log = ReviewLog.objects.filter(learner=learner, pk=review_id, kind=ReviewKind.REVIEW).first()
         if log is None:
             raise NotFound(f"You have no review {review_id}.")

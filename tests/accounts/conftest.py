@@ -1,15 +1,11 @@
-"""Fixtures for account tests: cache keys of their own, a generous sign-in rate, and helpers."""
+"""Fixtures for account tests: cache keys of their own and a generous sign-in rate."""
 
 from __future__ import annotations
 
 import copy
 import uuid
-from typing import Any
 
 import pytest
-from rest_framework.test import APIClient
-
-PASSWORD = "correct horse battery"
 
 
 @pytest.fixture(autouse=True)
@@ -30,13 +26,3 @@ def login_rate(settings) -> None:
     current = settings.REST_FRAMEWORK
     rates = {**current["DEFAULT_THROTTLE_RATES"], "login_ip": "1000/min", "account_ip": "1000/min"}
     settings.REST_FRAMEWORK = {**current, "DEFAULT_THROTTLE_RATES": rates}
-
-
-def client_with(token: str) -> APIClient:
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
-    return client
-
-
-def login(client: APIClient, email: str, password: str = PASSWORD) -> Any:
-    return client.post("/api/v1/auth/login/", {"email": email, "password": password}, format="json")

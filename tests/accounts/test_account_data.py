@@ -36,7 +36,8 @@ from apps.srs.models import (
     StoredRetentionAdvice,
 )
 from apps.srs.services import ReviewInput, review_undo, reviews_submit
-from tests.accounts.conftest import PASSWORD, client_with
+from tests.support.accounts import PASSWORD
+from tests.support.api import client_with_token
 
 pytestmark = pytest.mark.django_db
 
@@ -215,7 +216,7 @@ def two_learners(shipped_course, learner, django_user_model) -> tuple[Filled, Fi
 
 
 def client_of(user: Any) -> Any:
-    return client_with(_TOKENS[user.pk])
+    return client_with_token(_TOKENS[user.pk])
 
 
 def test_every_learner_table_has_rows_in_the_fixture(two_learners):
@@ -341,7 +342,7 @@ def test_a_wrong_password_deletes_nothing(two_learners):
 
 def test_staff_can_delete_their_own_account(staff_user):
     token = device_token_issue(user=staff_user, device_name=None)
-    response = client_with(token.key).post(f"{ME}delete/", {"password": "another long passphrase"}, format="json")
+    response = client_with_token(token.key).post(f"{ME}delete/", {"password": "another long passphrase"}, format="json")
     assert response.status_code == 204
     assert not get_user_model().objects.filter(pk=staff_user.pk).exists()
 

@@ -18,9 +18,8 @@ from django.utils import timezone
 
 from apps.accounts.mail import account_email_send, account_emails_resume
 from apps.accounts.models import AccountEmail, AccountEmailStatus
-from tests.conftest import REPO_ROOT
-from tests.exercises.test_celery_grading import worker_database_url
-from tests.processes import free_port, wait_until
+from tests.support.paths import REPO_ROOT
+from tests.support.processes import free_port, wait_until, worker_database_url
 
 pytestmark = pytest.mark.django_db
 

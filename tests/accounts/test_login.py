@@ -13,7 +13,8 @@ from apps.accounts.api import LoginView
 from apps.accounts.lockout import login_failure_record, login_locked_for, login_lockouts_expire
 from apps.accounts.models import AccountEmail, DeviceToken, LoginLockout
 from apps.common.throttling import ScopedAddressRateThrottle
-from tests.accounts.conftest import PASSWORD, client_with, login
+from tests.support.accounts import PASSWORD, login
+from tests.support.api import client_with_token
 
 pytestmark = pytest.mark.django_db
 
@@ -49,7 +50,7 @@ def test_login_with_the_email_in_any_case_gives_a_working_token(api_client, lear
     token = response.json()["token"]
     assert list(response.json()) == ["token", "expiry", "device_id"]
     assert DeviceToken.objects.get(user=learner).public_id.hex == response.json()["device_id"].replace("-", "")
-    assert client_with(token).get("/api/v1/me/").json()["username"] == "ada"
+    assert client_with_token(token).get("/api/v1/me/").json()["username"] == "ada"
     learner.refresh_from_db()
     assert learner.last_login is not None
 
@@ -214,7 +215,7 @@ def test_the_username_token_endpoint_still_works(api_client, learner):
 
 def test_logout_revokes_the_token(api_client, learner):
     token = login(api_client, EMAIL).json()["token"]
-    client = client_with(token)
+    client = client_with_token(token)
     assert client.get("/api/v1/me/").status_code == 200
     assert client.post("/api/v1/auth/logout/").status_code == 204
     assert not DeviceToken.objects.exists()
@@ -223,7 +224,7 @@ def test_logout_revokes_the_token(api_client, learner):
     assert response.json()["error"]["code"] == "authentication_failed"
     again = login(api_client, EMAIL).json()["token"]
     assert again != token
-    assert client_with(again).get("/api/v1/me/").status_code == 200
+    assert client_with_token(again).get("/api/v1/me/").status_code == 200
 
 
 def test_logout_needs_a_sign_in(api_client):

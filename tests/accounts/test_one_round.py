@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 from apps.accounts.models import LearnerProfile
 from apps.reminders.models import ReminderPreference
 from apps.srs.models import SchedulingSettings
-from tests.accounts.conftest import PASSWORD
+from tests.support.accounts import PASSWORD
 
 pytestmark = pytest.mark.django_db
 

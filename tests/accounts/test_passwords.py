@@ -13,7 +13,8 @@ from django.core import mail
 from apps.accounts.devices import device_token_issue
 from apps.accounts.lockout import login_failure_record, login_locked_for
 from apps.accounts.models import AccountEmail
-from tests.accounts.conftest import PASSWORD, client_with, login
+from tests.support.accounts import PASSWORD, login
+from tests.support.api import client_with_token
 
 pytestmark = pytest.mark.django_db
 
@@ -24,16 +25,16 @@ NEW_PASSWORD = "lanterns over a frozen lake"
 
 
 def test_changing_the_password_signs_out_every_device_and_gives_this_one_a_new_token(learner, api_client):
-    phone = client_with(device_token_issue(user=learner, device_name="Phone").key)
-    tablet = client_with(device_token_issue(user=learner, device_name="Tablet").key)
+    phone = client_with_token(device_token_issue(user=learner, device_name="Phone").key)
+    tablet = client_with_token(device_token_issue(user=learner, device_name="Tablet").key)
     response = phone.post(CHANGE, {"current_password": PASSWORD, "new_password": NEW_PASSWORD}, format="json")
     assert response.status_code == 200, response.json()
     new_token = response.json()["token"]
     assert phone.get("/api/v1/me/").status_code == 401
     assert tablet.get("/api/v1/me/").status_code == 401
-    devices = client_with(new_token).get("/api/v1/auth/devices/").json()
+    devices = client_with_token(new_token).get("/api/v1/auth/devices/").json()
     assert [device["name"] for device in devices] == ["Phone"]
-    assert client_with(new_token).get("/api/v1/me/").status_code == 200
+    assert client_with_token(new_token).get("/api/v1/me/").status_code == 200
     assert login(api_client, "ada@example.com", PASSWORD).status_code == 400
     assert login(api_client, "ada@example.com", NEW_PASSWORD).status_code == 200
 
@@ -90,7 +91,7 @@ def test_reset_end_to_end_from_the_emailed_link(learner, learner_client, api_cli
     confirmed = api_client.post(CONFIRM, body, format="json")
     assert confirmed.status_code == 200, confirmed.json()
     token = confirmed.json()["token"]
-    assert client_with(token).get("/api/v1/me/").json()["username"] == "ada"
+    assert client_with_token(token).get("/api/v1/me/").json()["username"] == "ada"
     # The token from before the reset is signed out.
     assert learner_client.get("/api/v1/me/").status_code == 401
     assert login(api_client, "ada@example.com", NEW_PASSWORD).status_code == 200

@@ -14,7 +14,7 @@ from django.db import IntegrityError, transaction
 
 from apps.accounts.models import AccountEmail, LearnerProfile, PendingRegistration
 from apps.srs.models import SchedulingSettings
-from tests.accounts.conftest import client_with
+from tests.support.api import client_with_token
 
 pytestmark = pytest.mark.django_db
 
@@ -52,10 +52,10 @@ def test_signing_up_emails_a_link_that_creates_the_account_signed_in(api_client,
     assert set(body) == {"token", "expiry", "device_id", "user"}
     assert body["user"]["username"] == "lin.yu@example.com"
     assert body["user"]["scheduling"]["timezone"] == "Asia/Tokyo"
-    me = client_with(body["token"]).get("/api/v1/me/")
+    me = client_with_token(body["token"]).get("/api/v1/me/")
     assert me.status_code == 200
     assert me.json() == body["user"]
-    devices = client_with(body["token"]).get("/api/v1/auth/devices/").json()
+    devices = client_with_token(body["token"]).get("/api/v1/auth/devices/").json()
     assert [(device["name"], device["current"]) for device in devices] == [("Pixel 8", True)]
 
 

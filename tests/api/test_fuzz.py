@@ -36,7 +36,7 @@ from apps.content.models import Question, QuestionKind
 from apps.content.selectors import deck_cards_list, decks_list
 from apps.quizzes.models import QuizAttempt
 from apps.srs.learner_settings import time_zone_names
-from tests.interchange.packages import legacy_package
+from tests.support.anki_packages import legacy_package
 
 # Bounded so the whole file stays well under two minutes; derandomized so a failure repeats. A
 # deeper run by hand: FUZZ_EXAMPLES=50 FUZZ_SCENARIOS=150 pytest tests/api/test_fuzz.py

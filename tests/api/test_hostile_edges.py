@@ -16,7 +16,7 @@ import pytest
 from django.db import connection
 from django.test import Client
 
-from tests.conftest import REPO_ROOT
+from tests.support.paths import REPO_ROOT
 
 pytestmark = pytest.mark.django_db
 

@@ -25,7 +25,7 @@ from apps.exercises.models import Submission
 from apps.srs.models import ReviewLog
 from apps.srs.services import BATCH_LIMIT
 from quizsite.urls import urlpatterns as project_urlpatterns
-from tests.conftest import DECKS_DIR
+from tests.support.paths import DECKS_DIR
 from worker.limits import MAX_CODE_BYTES
 
 pytestmark = pytest.mark.django_db

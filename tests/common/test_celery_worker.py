@@ -15,7 +15,7 @@ from django.core.cache import cache
 
 from apps.common.health import WORKER_HEARTBEAT_KEY
 from apps.common.tasks import worker_heartbeat
-from tests.conftest import REPO_ROOT
+from tests.support.paths import REPO_ROOT
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 
@@ -88,5 +88,7 @@ def test_celery_is_configured_for_json_and_both_queues():
     assert app.conf.task_serializer == "json"
     assert app.conf.result_serializer == "json"
     assert {queue.name for queue in app.conf.task_queues} == {"default", "gpu"}
+    # What a worker does as it starts: import every installed app's tasks module.
+    app.loader.import_default_modules()
     for entry in settings.CELERY_BEAT_SCHEDULE.values():
         assert entry["task"] in app.tasks

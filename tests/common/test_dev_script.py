@@ -6,7 +6,7 @@ import os
 import shutil
 import subprocess
 
-from tests.conftest import REPO_ROOT
+from tests.support.paths import REPO_ROOT
 
 
 def find_python(env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -4,18 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support.api import assert_error
+
 pytestmark = pytest.mark.django_db
-
-
-def assert_error(response, status: int, code: str) -> dict:
-    assert response.status_code == status, response.content
-    assert response["Content-Type"].startswith("application/json")
-    body = response.json()
-    assert set(body) == {"error"}
-    assert set(body["error"]) == {"code", "message", "fields"}
-    assert body["error"]["code"] == code
-    assert body["error"]["message"]
-    return body["error"]
 
 
 def test_unknown_api_path_is_json_404(learner_client):
@@ -53,21 +44,21 @@ def test_invalid_token_is_401(api_client):
     assert_error(api_client.get("/api/v1/courses/"), 401, "authentication_failed")
 
 
-@pytest.mark.urls("tests.common.failing_urls")
+@pytest.mark.urls("tests.support.failing_urls")
 def test_unhandled_error_in_api_view_is_json_500(api_client, caplog):
     error = assert_error(api_client.get("/api/v1/failing/api/"), 500, "server_error")
     assert "boom" not in error["message"]
     assert "boom in an API view" in caplog.text
 
 
-@pytest.mark.urls("tests.common.failing_urls")
+@pytest.mark.urls("tests.support.failing_urls")
 def test_unhandled_error_outside_drf_is_json_500(api_client, caplog):
     error = assert_error(api_client.get("/api/v1/failing/plain/"), 500, "server_error")
     assert "boom" not in error["message"]
     assert "boom in a plain view" in caplog.text
 
 
-@pytest.mark.urls("tests.common.failing_urls")
+@pytest.mark.urls("tests.support.failing_urls")
 def test_json_404_holds_with_debug_on(api_client, settings):
     settings.DEBUG = True
     assert_error(api_client.get("/api/v1/nothing-here/"), 404, "not_found")

@@ -16,7 +16,7 @@ from apps.common.health import (
     worker_heartbeat_record,
 )
 from quizsite.celery import app as celery_app
-from tests.processes import free_port
+from tests.support.processes import free_port
 
 pytestmark = pytest.mark.django_db
 

@@ -21,9 +21,8 @@ from django.conf import settings
 
 from quizsite import gunicorn_conf
 from quizsite.gunicorn_workers import REQUEST_IDLE_SECONDS
-from tests.conftest import REPO_ROOT
-from tests.exercises.test_celery_grading import worker_database_url
-from tests.processes import free_port, port_open, wait_until
+from tests.support.paths import REPO_ROOT
+from tests.support.processes import free_port, port_open, wait_until, worker_database_url
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 

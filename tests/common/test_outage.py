@@ -28,8 +28,8 @@ from apps.content.content_files.load import content_sources_load
 from apps.content.content_files.source import ContentSource
 from apps.content.models import Card
 from quizsite.celery import app as celery_app
-from tests.content.course_files import minimal_course, to_yaml
-from tests.processes import RedisServer, redis_server
+from tests.support.course_files import minimal_course, to_yaml
+from tests.support.processes import RedisServer, redis_server
 
 pytestmark = pytest.mark.django_db
 

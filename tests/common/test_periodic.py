@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from apps.common.periodic import PeriodicThread
-from tests.processes import wait_until
+from tests.support.processes import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

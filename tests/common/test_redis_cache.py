@@ -40,8 +40,8 @@ from apps.common.throttling import (
     throttle_history_clear,
 )
 from apps.content.models import Card, Course, Deck, Lesson
-from tests.common.clocks import FakeClock
-from tests.processes import RedisServer, redis_server
+from tests.support.clocks import FakeClock
+from tests.support.processes import RedisServer, redis_server
 
 BACKEND = "apps.common.cache.ReusedClientRedisCache"
 

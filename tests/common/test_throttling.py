@@ -7,7 +7,6 @@ import uuid
 from typing import Any
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.urls import URLPattern, URLResolver, get_resolver
 from drf_spectacular.generators import SchemaGenerator
@@ -17,7 +16,6 @@ from rest_framework.test import APIClient, APIRequestFactory
 from rest_framework.throttling import ScopedRateThrottle, SimpleRateThrottle
 from rest_framework.views import APIView
 
-from apps.accounts.devices import device_token_issue
 from apps.common import throttling
 from apps.common.throttling import (
     LearnerRateThrottle,
@@ -28,7 +26,8 @@ from apps.common.throttling import (
 from apps.content.models import Card, Course, Deck, Lesson
 from apps.exercises.models import Submission
 from apps.srs.models import ReviewLog
-from tests.common.clocks import FakeClock
+from tests.support.api import make_learner
+from tests.support.clocks import FakeClock
 
 pytestmark = pytest.mark.django_db
 
@@ -67,13 +66,6 @@ def clock(monkeypatch) -> FakeClock:
     return fake
 
 
-def learner_client(username: str) -> APIClient:
-    user = get_user_model().objects.create_user(username=username, password="a long enough passphrase")
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {device_token_issue(user=user, device_name=None).key}")
-    return client
-
-
 def review(client: APIClient, card: Card, **extra: Any) -> Any:
     body = {"card": card.pk, "rating": 3, "client_review_id": str(uuid.uuid4())}
     return client.post(REVIEWS, body, format="json", **extra)
@@ -99,19 +91,19 @@ def assert_throttled(response: Any) -> int:
 
 def test_reviews_over_the_learner_rate_are_a_429_with_retry_after(card, rates):
     rates(reviews_learner="3/min")
-    client = learner_client("ada")
+    client = make_learner("ada")[1]
     for _ in range(3):
         assert review(client, card).status_code == 201
     retry_after = assert_throttled(review(client, card))
     assert 1 <= retry_after <= 60
     assert ReviewLog.objects.count() == 3
     # Another learner at the same address has their own allowance.
-    assert review(learner_client("linus"), card).status_code == 201
+    assert review(make_learner("linus")[1], card).status_code == 201
 
 
 def test_retry_after_is_when_the_oldest_counted_request_leaves_the_window(card, rates, clock):
     rates(reviews_learner="2/min")
-    client = learner_client("ada")
+    client = make_learner("ada")[1]
     assert review(client, card).status_code == 201
     clock.now += 10
     assert review(client, card).status_code == 201
@@ -126,7 +118,7 @@ def test_retry_after_is_when_the_oldest_counted_request_leaves_the_window(card, 
 
 def test_a_batch_counts_as_one_request(card, rates):
     rates(reviews_learner="2/min")
-    client = learner_client("ada")
+    client = make_learner("ada")[1]
     assert batch(client, card, 5).status_code == 200
     assert batch(client, card, 5).status_code == 200
     assert_throttled(batch(client, card, 1))
@@ -138,7 +130,7 @@ def test_a_batch_counts_as_one_request(card, rates):
 def test_reviews_are_also_counted_by_how_many_a_request_carries(card, rates):
     """One learner's uploads cannot take the CPU everyone shares: a batch counts as the reviews in it."""
     rates(review_volume_learner="10/min")
-    client = learner_client("ada")
+    client = make_learner("ada")[1]
     assert batch(client, card, 6).status_code == 200
     assert batch(client, card, 3).status_code == 200
     retry_after = assert_throttled(batch(client, card, 6))
@@ -149,16 +141,16 @@ def test_reviews_are_also_counted_by_how_many_a_request_carries(card, rates):
     assert review(client, card).status_code == 201
     assert ReviewLog.objects.filter(learner__username="ada").count() == 10
     # Another learner has their own count.
-    assert batch(learner_client("linus"), card, 10).status_code == 200
+    assert batch(make_learner("linus")[1], card, 10).status_code == 200
 
 
 def test_the_address_rate_counts_every_learner_at_that_address(card, rates):
     rates(reviews_learner="10/min", reviews_ip="4/min")
-    ada, linus = learner_client("ada"), learner_client("linus")
+    ada, linus = make_learner("ada")[1], make_learner("linus")[1]
     for client in (ada, ada, linus, linus):
         assert review(client, card).status_code == 201
     assert_throttled(review(linus, card))
-    assert_throttled(review(learner_client("grace"), card))
+    assert_throttled(review(make_learner("grace")[1], card))
     # Another address has its own allowance.
     assert review(linus, card, REMOTE_ADDR="203.0.113.9").status_code == 201
     assert ReviewLog.objects.count() == 5
@@ -166,7 +158,7 @@ def test_the_address_rate_counts_every_learner_at_that_address(card, rates):
 
 def test_reading_the_study_queue_is_not_limited_by_the_review_rates(card, rates):
     rates(reviews_learner="1/min", reviews_ip="1/min")
-    client = learner_client("ada")
+    client = make_learner("ada")[1]
     assert review(client, card).status_code == 201
     assert_throttled(review(client, card))
     for _ in range(3):
@@ -175,7 +167,7 @@ def test_reading_the_study_queue_is_not_limited_by_the_review_rates(card, rates)
 
 def test_x_forwarded_for_is_ignored_unless_num_proxies_is_set(card, rates, settings):
     rates(reviews_learner="100/min", reviews_ip="2/min")
-    client = learner_client("ada")
+    client = make_learner("ada")[1]
     # Any client can write the header: by default only REMOTE_ADDR counts.
     assert review(client, card, HTTP_X_FORWARDED_FOR="198.51.100.1").status_code == 201
     assert review(client, card, HTTP_X_FORWARDED_FOR="198.51.100.2").status_code == 201
@@ -194,8 +186,8 @@ def test_x_forwarded_for_is_ignored_unless_num_proxies_is_set(card, rates, setti
 def test_submissions_over_the_address_rate_are_a_429_and_store_nothing(shipped_course, rates):
     rates(submissions_ip="2/min")
     for username in ("ada", "linus"):
-        assert learner_client(username).post(SUBMIT, {"code": CODE}, format="json").status_code == 202
-    grace = learner_client("grace")
+        assert make_learner(username)[1].post(SUBMIT, {"code": CODE}, format="json").status_code == 202
+    grace = make_learner("grace")[1]
     assert 1 <= assert_throttled(grace.post(SUBMIT, {"code": CODE}, format="json")) <= 60
     assert Submission.objects.count() == 2
     # Following a submission is a read, limited only by the general rate.
@@ -204,7 +196,7 @@ def test_submissions_over_the_address_rate_are_a_429_and_store_nothing(shipped_c
 
 def test_submissions_per_learner_are_limited_once_by_the_service(shipped_course, settings):
     settings.SUBMISSIONS_PER_MINUTE = 1
-    client = learner_client("ada")
+    client = make_learner("ada")[1]
     assert client.post(SUBMIT, {"code": CODE}, format="json").status_code == 202
     response = client.post(SUBMIT, {"code": CODE}, format="json")
     assert response.status_code == 429
@@ -218,11 +210,11 @@ def test_submissions_per_learner_are_limited_once_by_the_service(shipped_course,
 
 def test_the_general_rate_counts_each_signed_in_learner(rates, api_client):
     rates(learner="2/min")
-    ada = learner_client("ada")
+    ada = make_learner("ada")[1]
     assert ada.get("/api/v1/srs/settings/").status_code == 200
     assert ada.patch("/api/v1/srs/settings/", {"new_cards_per_day": 15}, format="json").status_code == 200
     assert_throttled(ada.get("/api/v1/srs/settings/"))
-    assert learner_client("linus").get("/api/v1/srs/settings/").status_code == 200
+    assert make_learner("linus")[1].get("/api/v1/srs/settings/").status_code == 200
     # Anonymous requests are not counted by it: the health check always answers.
     for _ in range(3):
         assert api_client.get("/healthz").status_code in {200, 503}
@@ -287,7 +279,7 @@ def test_a_cache_outage_lets_requests_through(card, monkeypatch, caplog):
 
     monkeypatch.setattr(SimpleRateThrottle, "cache", DownCache())
     monkeypatch.setattr(throttling, "_outage_logged_at", None)
-    client = learner_client("ada")
+    client = make_learner("ada")[1]
     assert review(client, card).status_code == 201
     assert client.get("/api/v1/srs/settings/").status_code == 200
     # Said once, not once a request: an outage must not flood the log with the same traceback.
@@ -296,7 +288,7 @@ def test_a_cache_outage_lets_requests_through(card, monkeypatch, caplog):
 
 def test_clearing_the_history_removes_only_throttle_keys(card, rates):
     rates(reviews_learner="1/min")
-    client = learner_client("ada")
+    client = make_learner("ada")[1]
     cache.set("limits-test-other-key", "kept", 60)
     assert review(client, card).status_code == 201
     assert_throttled(review(client, card))

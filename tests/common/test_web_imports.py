@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from tests.conftest import REPO_ROOT
+from tests.support.paths import REPO_ROOT
 
 # Loads the WSGI application as gunicorn does, then every view, as the first requests would.
 _PROBE = """

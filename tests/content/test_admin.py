@@ -9,7 +9,6 @@ from django.contrib.admin.models import LogEntry
 from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
-from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils.html import escape
@@ -30,8 +29,8 @@ from apps.content.models import (
     Quiz,
     QuizQuestion,
 )
-from tests.content.admin_forms import admin_url, change_form_data
-from tests.content.course_files import CONTENT_MODELS
+from tests.support.admin_forms import admin_url, change_form_data
+from tests.support.course_files import CONTENT_MODELS
 
 pytestmark = pytest.mark.django_db
 
@@ -131,12 +130,6 @@ def load_course(prefix: str = "") -> None:
 def demo_course(db) -> Course:
     load_course()
     return Course.objects.get(slug="demo-course")
-
-
-@pytest.fixture
-def staff_client(client: Client, staff_user) -> Client:
-    client.force_login(staff_user)
-    return client
 
 
 # --- Every model's pages -----------------------------------------------------------------------

@@ -27,7 +27,7 @@ from apps.content.models import (
     Question,
 )
 from apps.content.services import PositionsInvalid, positions_permute, positions_renumber
-from tests.content.admin_forms import admin_url, change_form_data
+from tests.support.admin_forms import admin_url, change_form_data
 
 pytestmark = pytest.mark.django_db
 
@@ -96,12 +96,6 @@ def course(db) -> Course:
 @pytest.fixture
 def deck(course) -> Deck:
     return Deck.objects.get(slug="ord-deck")
-
-
-@pytest.fixture
-def staff_client(client: Client, staff_user) -> Client:
-    client.force_login(staff_user)
-    return client
 
 
 def ordered(rows: models.QuerySet[Any], name: str = "slug") -> list[Any]:

@@ -16,7 +16,7 @@ from apps.content.content_files.load import content_sources_load
 from apps.content.content_files.source import ContentSource
 from apps.content.models import Card, CardFormat, Deck, Question
 from apps.quizzes.grading import Grade
-from tests.content.course_files import minimal_course, to_yaml
+from tests.support.course_files import minimal_course, to_yaml
 
 pytestmark = pytest.mark.django_db
 
@@ -27,12 +27,6 @@ RECORDING_APPS = ("quizzes", "srs")
 @pytest.fixture
 def course(db: Any) -> None:
     content_sources_load(sources=[ContentSource("course.yaml", to_yaml(minimal_course()))])
-
-
-@pytest.fixture
-def staff_client(client: Client, staff_user: Any) -> Client:
-    client.force_login(staff_user)
-    return client
 
 
 def preview_url(obj: Card | Question) -> str:

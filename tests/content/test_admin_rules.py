@@ -30,19 +30,12 @@ from apps.content.models import (
     Question,
     Quiz,
 )
-from tests.content.admin_forms import form_submission
-from tests.content.course_files import minimal_course, to_yaml
-from tests.content.test_admin_unchanged_save import content_rows
+from tests.support.admin_forms import form_submission
+from tests.support.course_files import content_rows, minimal_course, to_yaml
 
 pytestmark = pytest.mark.django_db
 
 Submission = dict[str, list[str]]
-
-
-@pytest.fixture
-def staff_client(client: Client, staff_user) -> Client:
-    client.force_login(staff_user)
-    return client
 
 
 @pytest.fixture

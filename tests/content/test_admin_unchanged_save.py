@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from django.apps import apps
 from django.contrib import admin
 from django.contrib.admin.models import LogEntry
 from django.db import models
@@ -14,7 +13,8 @@ from django.test import Client
 from django.urls import reverse
 
 from apps.content.models import Card, Deck, LessonBlock
-from tests.content.admin_forms import form_submission
+from tests.support.admin_forms import form_submission
+from tests.support.course_files import content_rows
 
 pytestmark = pytest.mark.django_db
 
@@ -22,20 +22,6 @@ CONTENT_ADMINS: list[tuple[type[models.Model], admin.ModelAdmin]] = sorted(
     ((model, model_admin) for model, model_admin in admin.site._registry.items() if model._meta.app_label == "content"),
     key=lambda pair: pair[0].__name__,
 )
-
-
-@pytest.fixture
-def staff_client(client: Client, staff_user) -> Client:
-    client.force_login(staff_user)
-    return client
-
-
-def content_rows() -> dict[str, list[dict[str, Any]]]:
-    """Every row of every content table, many-to-many tables included, as stored."""
-    return {
-        model._meta.label: list(model._default_manager.order_by("pk").values())
-        for model in apps.get_app_config("content").get_models(include_auto_created=True)
-    }
 
 
 def sample_rows(model: type[models.Model], model_admin: admin.ModelAdmin) -> list[models.Model]:

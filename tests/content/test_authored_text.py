@@ -19,7 +19,7 @@ from apps.content.content_files.source import ContentFilesInvalid, ContentSource
 from apps.content.fields import AuthoredLineFormField, AuthoredTextFormField
 from apps.content.models import Card, Course, Deck, LessonBlock
 from apps.content.text import authored_line, authored_text
-from tests.content.course_files import minimal_course, to_yaml
+from tests.support.course_files import minimal_course, to_yaml
 
 # --- The rule ------------------------------------------------------------------------------------
 

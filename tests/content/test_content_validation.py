@@ -14,7 +14,7 @@ from django.core.management.base import CommandError
 
 from apps.content.content_files.export import course_doc_build
 from apps.content.models import Course, Deck, Lesson
-from tests.content.course_files import minimal_course, to_yaml, write_course
+from tests.support.course_files import minimal_course, to_yaml, write_course
 
 pytestmark = pytest.mark.django_db
 

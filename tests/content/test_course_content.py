@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from apps.quizzes.grading import grade_short_text
-from tests.conftest import DECKS_DIR
+from tests.support.paths import DECKS_DIR
 
 COURSE_FILE = DECKS_DIR / "tensorflow-ai-phd.yaml"
 HARNESS = Path(__file__).resolve().parents[2] / "worker" / "harness.py"

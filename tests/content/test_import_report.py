@@ -20,18 +20,12 @@ from apps.content.content_files.report import LoadReport
 from apps.content.content_files.source import ContentSource
 from apps.content.management.commands import load_decks
 from apps.content.models import Card, Course
-from tests.content.course_files import CONTENT_MODELS, minimal_course, to_yaml, write_course
+from tests.support.course_files import CONTENT_MODELS, minimal_course, to_yaml, write_course
 
 pytestmark = pytest.mark.django_db
 
 IMPORT_URL = reverse("admin:content_course_import_yaml")
 FILE_FORMAT_URL = reverse("admin:content_course_file_format")
-
-
-@pytest.fixture
-def staff_client(client: Client, staff_user: Any) -> Client:
-    client.force_login(staff_user)
-    return client
 
 
 def load_document(document: dict[str, Any], *, dry_run: bool = False) -> LoadReport:

@@ -22,8 +22,8 @@ from apps.content.models import (
     Quiz,
     QuizQuestion,
 )
-from tests.conftest import DECKS_DIR
-from tests.content.course_files import CONTENT_MODELS, minimal_course, write_course
+from tests.support.course_files import CONTENT_MODELS, minimal_course, write_course
+from tests.support.paths import DECKS_DIR
 
 pytestmark = pytest.mark.django_db
 

@@ -10,7 +10,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from apps.content.content_files.validate import term_in_definition
-from tests.content.course_files import minimal_course, write_course
+from tests.support.course_files import minimal_course, write_course
 
 
 @pytest.mark.parametrize(

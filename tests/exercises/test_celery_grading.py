@@ -5,61 +5,16 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 import time
-import uuid
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from django.db import connection
 
 from apps.exercises.models import Submission
-from tests.conftest import REPO_ROOT
-from tests.exercises.conftest import SIMULATOR, reference, requires_sandbox
-from tests.exercises.test_hostile import pipeline_after
+from tests.support.grading import SIMULATOR, pipeline_after, reference, requires_sandbox
 
 pytestmark = [pytest.mark.integration, pytest.mark.grader, requires_sandbox, pytest.mark.django_db(transaction=True)]
 
 URL = f"/api/v1/exercises/{SIMULATOR.slug}/submissions/"
-
-
-def worker_database_url() -> str:
-    settings = connection.settings_dict
-    if settings["ENGINE"].endswith("sqlite3"):
-        return f"sqlite:///{settings['NAME']}"
-    return f"postgres://{settings['USER']}@{settings['HOST']}:{settings['PORT']}/{settings['NAME']}"
-
-
-@pytest.fixture
-def grading_worker(shipped_course, tmp_path: Path) -> Iterator[subprocess.Popen]:
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "quizsite.test_settings",
-        "DATABASE_URL": worker_database_url(),
-        "GRADER_WARM_ON_START": "true",
-    }
-    process = subprocess.Popen(
-        [
-            sys.executable, "-m", "celery", "-A", "quizsite", "worker",
-            "--queues", "gpu", "--pool", "prefork", "--concurrency", "1",
-            "--hostname", f"grader-test-{uuid.uuid4().hex[:8]}@%h",
-            "--without-mingle", "--without-gossip", "--loglevel", "INFO",
-        ],
-        cwd=REPO_ROOT,
-        env=env,
-        # A file, not a pipe: a pipe nobody reads fills up with the worker's log and stops it.
-        stdout=(tmp_path / "grading-worker.log").open("wb"),
-        stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    yield process
-    process.send_signal(signal.SIGTERM)
-    try:
-        process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
 
 
 def wait_for(client, url: str, done, timeout: float = 240.0) -> dict:

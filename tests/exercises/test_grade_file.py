@@ -8,8 +8,7 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from tests.exercises.conftest import SIMULATOR, reference, requires_sandbox
-from tests.exercises.test_grading import RESULT_KEYS
+from tests.support.grading import RESULT_KEYS, SIMULATOR, reference, requires_sandbox
 
 pytestmark = [pytest.mark.django_db, pytest.mark.grader]
 

@@ -7,9 +7,10 @@ import pytest
 from drf_spectacular.generators import SchemaGenerator
 from openapi_schema_validator import OAS31Validator
 
-from tests.exercises.conftest import (
+from tests.support.grading import (
     CACHE,
     IMAGES,
+    RESULT_KEYS,
     SHARDS,
     SIMULATOR,
     grader_config_for_tests,
@@ -19,8 +20,6 @@ from tests.exercises.conftest import (
 from worker.grader import Grader
 
 pytestmark = [requires_sandbox, pytest.mark.grader]
-
-RESULT_KEYS = {"verdict", "message", "checks", "timing", "speedup", "score", "lint", "device", "output"}
 
 IMAGE_PARSER = """
 import tensorflow as tf

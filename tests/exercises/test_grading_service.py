@@ -15,7 +15,7 @@ from django.utils import timezone
 from apps.content.models import PipelineExercise
 from apps.exercises.models import Submission, SubmissionStatus
 from apps.exercises.services import submission_grade, submissions_reap_stalled
-from tests.exercises.conftest import SIMULATOR, reference, requires_sandbox
+from tests.support.grading import SIMULATOR, reference, requires_sandbox
 from worker.grader import Grader
 
 pytestmark = [pytest.mark.django_db, pytest.mark.grader]

@@ -7,26 +7,11 @@ from dataclasses import replace
 
 import pytest
 
-from tests.conftest import REPO_ROOT
-from tests.exercises.conftest import SIMULATOR, assert_grades_next_submission, requires_sandbox
+from tests.support.grading import SIMULATOR, assert_grades_next_submission, pipeline_after, requires_sandbox
+from tests.support.paths import REPO_ROOT
 from worker.grader import Grader
 
 pytestmark = [requires_sandbox, pytest.mark.grader]
-
-
-def pipeline_after(prelude: str) -> str:
-    """Code that runs `prelude` inside build_pipeline, then returns a correct pipeline."""
-    body = "\n".join("    " + line for line in prelude.strip().splitlines())
-    return f"""
-import tensorflow as tf
-
-
-def build_pipeline(make_source):
-{body}
-    signature = (tf.TensorSpec((8,), tf.float32), tf.TensorSpec((), tf.int32))
-    samples = tf.data.Dataset.from_generator(make_source, output_signature=signature)
-    return samples.batch(16, drop_remainder=True).prefetch(2)
-"""
 
 
 def grade(grader: Grader, prelude: str) -> dict:

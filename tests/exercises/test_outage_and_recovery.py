@@ -25,14 +25,11 @@ from django.utils import timezone
 
 from apps.content.models import PipelineExercise
 from apps.exercises.models import IN_PROGRESS, Submission, SubmissionStatus
-from apps.exercises.services import REAP_LOCK_KEY, submissions_reap, submissions_republish_queued
-from apps.exercises.tasks import gradings_publish
+from apps.exercises.services import REAP_LOCK_KEY, gradings_publish, submissions_reap, submissions_republish_queued
 from quizsite.celery import app as celery_app
-from tests.conftest import REPO_ROOT
-from tests.exercises.conftest import SIMULATOR, reference, requires_sandbox
-from tests.exercises.test_celery_grading import worker_database_url
-from tests.exercises.test_hostile import pipeline_after
-from tests.processes import RedisServer, redis_server, wait_until
+from tests.support.grading import SIMULATOR, pipeline_after, reference, requires_sandbox
+from tests.support.paths import REPO_ROOT
+from tests.support.processes import RedisServer, redis_server, wait_until, worker_database_url
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

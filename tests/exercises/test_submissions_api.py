@@ -9,32 +9,18 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test import override_settings
-from rest_framework.test import APIClient
 
-from apps.accounts.devices import device_token_issue
 from apps.content.models import PipelineExercise
 from apps.exercises import services
 from apps.exercises.models import Submission, SubmissionStatus
-from tests.srs.conftest import run_together
+from tests.support.api import assert_error, client_for
+from tests.support.reviews import run_together
 from worker.limits import MAX_CODE_BYTES
 
 pytestmark = pytest.mark.django_db
 
 URL = "/api/v1/exercises/tfrecord-image-pipeline/submissions/"
 CODE = "import tensorflow as tf\n\n\ndef build_pipeline(files):\n    return tf.data.TFRecordDataset(files)\n"
-
-
-def client_for(user) -> APIClient:
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {device_token_issue(user=user, device_name=None).key}")
-    return client
-
-
-def assert_error(response, status: int, code: str) -> dict:
-    assert response.status_code == status, response.content
-    body = response.json()
-    assert set(body) == {"error"} and body["error"]["code"] == code and body["error"]["message"]
-    return body["error"]
 
 
 def test_submit_returns_202_with_the_submission_url_and_queues_one_grading(

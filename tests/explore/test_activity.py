@@ -12,9 +12,10 @@ from apps.exercises.models import Submission, SubmissionStatus, Verdict
 from apps.explore import activity
 from apps.explore.models import RegionVisit
 from apps.srs.models import DeckPass
-from tests.explore.conftest import REGION, SCENE, visit
-from tests.games.conftest import answers
-from tests.srs.conftest import make_learner, post_review, review_body
+from tests.support.api import make_learner
+from tests.support.explore import REGION, SCENE, visit
+from tests.support.games import answers
+from tests.support.reviews import post_review, review_body
 
 pytestmark = pytest.mark.django_db
 

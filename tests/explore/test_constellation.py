@@ -20,9 +20,10 @@ from apps.explore.selectors import constellation_get
 from apps.srs.memory import memory_state_of
 from apps.srs.models import CardMemory
 from apps.srs.scheduling import SchedulerConfig, retrievability
-from tests.conftest import DECKS_DIR
-from tests.explore.conftest import COURSE, constellation, coordinates
-from tests.srs.conftest import make_learner, post_review, review_body, run_together
+from tests.support.api import make_learner
+from tests.support.explore import COURSE, constellation, coordinates
+from tests.support.paths import DECKS_DIR
+from tests.support.reviews import post_review, review_body, run_together
 
 pytestmark = pytest.mark.django_db
 

@@ -13,8 +13,9 @@ from apps.content.models import Card, ExplorerRegion, ExplorerScene
 from apps.content.services import content_archived_set
 from apps.explore.models import RegionVisit
 from apps.explore.services import region_visit_record
-from tests.explore.conftest import OTHER_REGION, REGION, SCENE, visit
-from tests.srs.conftest import make_learner, run_together
+from tests.support.api import assert_error, make_learner
+from tests.support.explore import OTHER_REGION, REGION, SCENE, visit
+from tests.support.reviews import run_together
 
 pytestmark = pytest.mark.django_db
 
@@ -27,14 +28,6 @@ def scene(client) -> dict:
 
 def region_of(body: dict, slug: str) -> dict:
     return next(region for region in body["regions"] if region["slug"] == slug)
-
-
-def assert_error(response, status: int, code: str) -> None:
-    assert response.status_code == status, response.content
-    body = response.json()
-    assert set(body) == {"error"}
-    assert set(body["error"]) == {"code", "message", "fields"}
-    assert body["error"]["code"] == code
 
 
 def test_scene_gives_model_url_instructions_and_regions_with_cards(learner_client, shipped_course, settings):

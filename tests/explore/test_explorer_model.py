@@ -19,8 +19,8 @@ from django.test import Client
 from apps.accounts.devices import device_token_issue
 from apps.explore.scene_model import ModelRegion, scene_model_build
 from apps.explore.scene_model_files import REBUILD_COMMAND, scene_model_files_plan, scene_models_dir
-from tests.conftest import DECKS_DIR, REPO_ROOT
-from tests.explore.conftest import SCENE
+from tests.support.explore import SCENE
+from tests.support.paths import DECKS_DIR, REPO_ROOT
 
 GLB_MEDIA_TYPE = "model/gltf-binary"
 MODEL_STATIC_PATH = "explorer/models/input-pipeline.glb"

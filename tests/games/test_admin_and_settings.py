@@ -4,22 +4,14 @@ from __future__ import annotations
 
 import pytest
 from django.core import checks
-from django.test import Client
 from django.urls import reverse
 
 from apps.accounts.models import LearnerProfile
 from apps.games.conf import match_settings_errors
 from apps.games.models import MatchAttempt, MatchBoard
-from tests.games.conftest import answers, attempt, new_board, wrong_pair
+from tests.support.games import answers, attempt, new_board, wrong_pair
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def staff_client(staff_user) -> Client:
-    client = Client()
-    client.force_login(staff_user)
-    return client
 
 
 @pytest.fixture

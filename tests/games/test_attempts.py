@@ -3,27 +3,15 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
 import pytest
 
 from apps.games.models import MatchAttempt, MatchBoard, MatchItem
 from apps.srs.models import ReviewLog
-from tests.games.conftest import answers, attempt, new_board, play_out, wrong_pair
-from tests.srs.conftest import make_learner
+from tests.support.api import make_learner
+from tests.support.games import answers, attempt, new_board, play_out, snapshot, wrong_pair
 
 pytestmark = pytest.mark.django_db
-
-
-def snapshot(board_id: Any) -> tuple:
-    """Everything an attempt can change: the board, its items, its attempts and the reviews."""
-    board = MatchBoard.objects.get(pk=board_id)
-    return (
-        (board.matched, board.wrong_attempts, board.penalty_ms, board.finished_at, board.score_ms),
-        list(MatchItem.objects.filter(board_id=board_id).order_by("pk").values_list("missed", "matched_at")),
-        MatchAttempt.objects.filter(board_id=board_id).count(),
-        ReviewLog.objects.count(),
-    )
 
 
 def test_a_correct_attempt_reveals_the_pair(learner_client, cards, clock):

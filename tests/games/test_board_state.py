@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tests.games.conftest import answers, attempt, new_board, play_out, wrong_pair
+from tests.support.games import answers, attempt, new_board, play_out, wrong_pair
 
 pytestmark = pytest.mark.django_db
 

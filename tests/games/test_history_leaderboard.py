@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from apps.accounts.models import LearnerProfile
-from tests.games.conftest import DECK, new_board, play_out
-from tests.srs.conftest import make_learner
+from tests.support.api import make_learner
+from tests.support.games import DECK, new_board, play_out
 
 pytestmark = pytest.mark.django_db
 

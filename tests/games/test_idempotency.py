@@ -8,9 +8,8 @@ from typing import Any
 import pytest
 
 from apps.games.models import MatchAttempt
-from tests.games.conftest import answers, attempt, new_board, play_out, wrong_pair
-from tests.games.test_attempts import snapshot
-from tests.srs.conftest import make_learner
+from tests.support.api import make_learner
+from tests.support.games import answers, attempt, new_board, play_out, snapshot, wrong_pair
 
 pytestmark = pytest.mark.django_db
 

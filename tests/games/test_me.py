@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from apps.accounts.models import LearnerProfile
+from tests.support.api import client_for
 
 pytestmark = pytest.mark.django_db
 
@@ -71,12 +72,7 @@ def test_read_only_or_invalid_fields_are_a_400_and_change_nothing(learner, learn
 
 
 def test_staff_see_is_staff(staff_user):
-    from rest_framework.test import APIClient
-
-    from apps.accounts.devices import device_token_issue
-
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {device_token_issue(user=staff_user, device_name=None).key}")
+    client = client_for(staff_user)
     assert client.get(ME).json()["is_staff"] is True
 
 

@@ -11,7 +11,7 @@ from apps.games.models import MatchItem
 from apps.games.services import match_cards_pick
 from apps.srs.models import CardMemory
 from apps.srs.scheduling import MemoryStage, SchedulerConfig
-from tests.games.conftest import START, new_board
+from tests.support.games import START, new_board
 
 pytestmark = pytest.mark.django_db
 
@@ -76,7 +76,7 @@ def test_the_least_retrievable_due_cards_come_first(learner, learner_client, car
 
 
 def test_another_learners_memory_does_not_steer_the_board(learner, learner_client, cards, clock):
-    from tests.srs.conftest import make_learner
+    from tests.support.api import make_learner
 
     other, _ = make_learner("other")
     for card in cards[:6]:

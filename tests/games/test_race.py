@@ -10,8 +10,9 @@ from django.db import connection
 
 from apps.games.models import MatchAttempt, MatchBoard
 from apps.srs.models import ReviewLog
-from tests.games.conftest import answers, attempt
-from tests.srs.conftest import client_for, learner_with_token, run_together
+from tests.support.api import client_with_token, learner_with_token
+from tests.support.games import answers, attempt
+from tests.support.reviews import run_together
 
 pytestmark = [
     pytest.mark.skipif(
@@ -30,7 +31,7 @@ def racer(cards):
 
 
 def _board(token: str, pairs: int) -> Any:
-    response = client_for(token).post("/api/v1/decks/match-deck/match/", {"pairs": pairs}, format="json")
+    response = client_with_token(token).post("/api/v1/decks/match-deck/match/", {"pairs": pairs}, format="json")
     assert response.status_code == 201
     return response.json()["id"]
 
@@ -41,7 +42,7 @@ def test_the_same_pair_sent_at_once_is_matched_once(racer):
     pair = answers(board_id)[0]
 
     responses = run_together(
-        THREADS, lambda index: attempt(client_for(token), board_id, pair.term_id, pair.definition_id)
+        THREADS, lambda index: attempt(client_with_token(token), board_id, pair.term_id, pair.definition_id)
     )
 
     codes = sorted(response.status_code for response in responses)
@@ -61,7 +62,7 @@ def test_concurrent_attempts_all_count_and_the_board_finishes_once(racer):
     bodies = [(pairs[i].term_id, pairs[i].definition_id) for i in range(half)]
     bodies += [(pairs[half + i].term_id, pairs[half + (i + 1) % half].definition_id) for i in range(half)]
 
-    responses = run_together(THREADS, lambda index: attempt(client_for(token), board_id, *bodies[index]))
+    responses = run_together(THREADS, lambda index: attempt(client_with_token(token), board_id, *bodies[index]))
 
     assert [response.status_code for response in responses] == [201] * THREADS
     board = MatchBoard.objects.get(pk=board_id)
@@ -74,7 +75,8 @@ def test_concurrent_attempts_all_count_and_the_board_finishes_once(racer):
 
     rest = pairs[half:]
     finishers = run_together(
-        len(rest), lambda index: attempt(client_for(token), board_id, rest[index].term_id, rest[index].definition_id)
+        len(rest),
+        lambda index: attempt(client_with_token(token), board_id, rest[index].term_id, rest[index].definition_id),
     )
     assert [response.status_code for response in finishers] == [201] * len(rest)
     assert sum(response.json()["finished"] for response in finishers) == 1
@@ -90,12 +92,13 @@ def test_two_boards_with_equal_scores_finishing_at_once_give_one_personal_best(r
     boards = [_board(token, pairs=2) for _ in range(2)]
     for board_id in boards:
         first = answers(board_id)[0]
-        assert attempt(client_for(token), board_id, first.term_id, first.definition_id).status_code == 201
+        assert attempt(client_with_token(token), board_id, first.term_id, first.definition_id).status_code == 201
     last = [answers(board_id)[1] for board_id in boards]
     clock.advance(seconds=5)
 
     responses = run_together(
-        2, lambda index: attempt(client_for(token), boards[index], last[index].term_id, last[index].definition_id)
+        2,
+        lambda index: attempt(client_with_token(token), boards[index], last[index].term_id, last[index].definition_id),
     )
 
     assert all(response.json()["finished"] for response in responses)
@@ -112,7 +115,9 @@ def test_one_wrong_attempt_retried_at_once_counts_once(racer):
 
     responses = run_together(
         THREADS,
-        lambda index: attempt(client_for(token), board_id, first.term_id, second.definition_id, client_attempt_id=key),
+        lambda index: attempt(
+            client_with_token(token), board_id, first.term_id, second.definition_id, client_attempt_id=key
+        ),
     )
 
     assert sorted(response.status_code for response in responses) == [200] * (THREADS - 1) + [201]
@@ -134,7 +139,11 @@ def test_one_id_sent_at_once_for_two_boards_records_one_attempt(racer):
     responses = run_together(
         2,
         lambda index: attempt(
-            client_for(token), boards[index], pairs[index].term_id, pairs[index].definition_id, client_attempt_id=key
+            client_with_token(token),
+            boards[index],
+            pairs[index].term_id,
+            pairs[index].definition_id,
+            client_attempt_id=key,
         ),
     )
 

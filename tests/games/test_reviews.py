@@ -11,7 +11,7 @@ from apps.games.services import MATCH_REVIEW_NAMESPACE, match_review_id
 from apps.srs.models import CardMemory, ReviewLog, ReviewSource
 from apps.srs.scheduling import MemoryStage
 from apps.srs.services import ReviewInput, reviews_submit
-from tests.games.conftest import answers, attempt, new_board, wrong_pair
+from tests.support.games import answers, attempt, new_board, wrong_pair
 
 pytestmark = pytest.mark.django_db
 

@@ -8,7 +8,7 @@ import pytest
 
 from apps.content.models import Card
 from apps.games.models import MatchBoard, MatchItem
-from tests.games.conftest import DECK, answers, new_board, start
+from tests.support.games import DECK, answers, new_board, start
 
 pytestmark = pytest.mark.django_db
 

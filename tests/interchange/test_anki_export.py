@@ -14,7 +14,7 @@ from django.core.management import call_command
 from apps.content.models import Card, CardFormat, Concept, Deck
 from apps.interchange.anki_export import NOTE_TYPE_ID, anki_deck_id, decks_anki_package
 from apps.interchange.anki_package import AnkiPackage, anki_package_read
-from tests.interchange.packages import collection_edit
+from tests.support.anki_packages import collection_edit
 
 DECK = "tf-data-pipelines"
 

@@ -28,9 +28,9 @@ from apps.interchange.services import (
 )
 from apps.srs.models import CardMemory, ReviewLog
 from apps.srs.services import ReviewInput, review_submit
-from tests.content.course_files import CONTENT_MODELS, minimal_course, to_yaml
-from tests.interchange import packages
-from tests.interchange.packages import NoteSpec
+from tests.support import anki_packages
+from tests.support.anki_packages import NoteSpec
+from tests.support.course_files import CONTENT_MODELS, minimal_course, to_yaml
 
 NOW = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 
@@ -71,7 +71,7 @@ def run_import(course, lesson, data: bytes, *, name: str = "vocab.apkg", dry_run
 
 
 def test_basic_and_reversed_notes_become_one_card_each_and_cloze_is_skipped(course, lesson):
-    report = run_import(course, lesson, packages.legacy_package())
+    report = run_import(course, lesson, anki_packages.legacy_package())
 
     deck = Deck.objects.get(slug="vocab")
     assert deck.lesson == lesson and deck.title == "Vocabulary"
@@ -105,7 +105,7 @@ def test_hostile_html_is_sanitized_to_the_allow_list(course, lesson):
             ],
         )
     ]
-    run_import(course, lesson, packages.legacy_package(notes))
+    run_import(course, lesson, anki_packages.legacy_package(notes))
     card = Card.objects.get(anki_guid="guid-html")
     assert card.term == "cache"
     assert card.format == "html"
@@ -115,8 +115,8 @@ def test_hostile_html_is_sanitized_to_the_allow_list(course, lesson):
 
 def test_media_is_stored_and_served_from_the_url_in_the_definition(course, lesson, client):
     notes = [NoteSpec("guid-media", ["chart", 'Plot of loss <img src="loss chart.png"> [sound:say.mp3]'])]
-    package = packages.latest_package(
-        notes, media={"loss chart.png": packages.PNG_BYTES, "say.mp3": packages.MP3_BYTES}
+    package = anki_packages.latest_package(
+        notes, media={"loss chart.png": anki_packages.PNG_BYTES, "say.mp3": anki_packages.MP3_BYTES}
     )
     report = run_import(course, lesson, package)
 
@@ -126,7 +126,7 @@ def test_media_is_stored_and_served_from_the_url_in_the_definition(course, lesso
     assert "<audio" in card.definition and "controls" in card.definition
     response = client.get(image_url)
     assert response.status_code == 200
-    assert b"".join(response.streaming_content) == packages.PNG_BYTES
+    assert b"".join(response.streaming_content) == anki_packages.PNG_BYTES
     assert response["Content-Type"] == "image/png"
     assert response["X-Content-Type-Options"] == "nosniff"
     assert response["Content-Security-Policy"] == "sandbox"
@@ -137,8 +137,8 @@ def test_media_is_stored_and_served_from_the_url_in_the_definition(course, lesso
 
 def test_media_travel_inside_an_export_under_their_names_and_come_back_unchanged(course, lesson):
     notes = [NoteSpec("guid-media", ["chart", 'Plot of loss <img src="loss chart.png"> [sound:say.mp3]'])]
-    package = packages.latest_package(
-        notes, media={"loss chart.png": packages.PNG_BYTES, "say.mp3": packages.MP3_BYTES}
+    package = anki_packages.latest_package(
+        notes, media={"loss chart.png": anki_packages.PNG_BYTES, "say.mp3": anki_packages.MP3_BYTES}
     )
     run_import(course, lesson, package)
     deck = Deck.objects.get(slug="vocab")
@@ -146,7 +146,7 @@ def test_media_travel_inside_an_export_under_their_names_and_come_back_unchanged
 
     exported = decks_anki_package(decks=[deck])
     read = anki_package_read(io.BytesIO(exported))
-    assert read.media == {"loss chart.png": packages.PNG_BYTES, "say.mp3": packages.MP3_BYTES}
+    assert read.media == {"loss chart.png": anki_packages.PNG_BYTES, "say.mp3": anki_packages.MP3_BYTES}
     (note,) = read.notes
     # As Anki keeps media: an image by its name in the media folder, a sound as [sound:name].
     assert note.fields[1] == 'Plot of loss <img src="loss chart.png"> [sound:say.mp3]'
@@ -159,7 +159,7 @@ def test_media_travel_inside_an_export_under_their_names_and_come_back_unchanged
 def test_media_that_is_not_an_allowed_image_or_sound_is_not_stored(course, lesson):
     svg = b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'
     notes = [NoteSpec("guid-svg", ["vector", 'A drawing <img src="d.svg">'])]
-    report = run_import(course, lesson, packages.legacy_package(notes, media={"d.svg": svg}))
+    report = run_import(course, lesson, anki_packages.legacy_package(notes, media={"d.svg": svg}))
     assert MediaFile.objects.count() == 0
     assert "d.svg" in report.media_refused[0]
     assert "svg" not in Card.objects.get(anki_guid="guid-svg").definition
@@ -172,7 +172,7 @@ def test_a_refused_image_or_sound_leaves_no_empty_element(course, lesson):
             "guid-refused", ["vector", 'Drawn <img src="d.svg"> and said <audio src="s.svg"></audio> [sound:s.svg]']
         )
     ]
-    run_import(course, lesson, packages.legacy_package(notes, media={"d.svg": svg, "s.svg": svg}))
+    run_import(course, lesson, anki_packages.legacy_package(notes, media={"d.svg": svg, "s.svg": svg}))
     definition = Card.objects.get(anki_guid="guid-refused").definition
     assert "<img" not in definition and "<audio" not in definition, definition
     assert definition.split() == ["Drawn", "and", "said"]
@@ -180,7 +180,7 @@ def test_a_refused_image_or_sound_leaves_no_empty_element(course, lesson):
 
 def test_ankis_system_tags_are_not_content(course, lesson):
     notes = [NoteSpec("guid-tagged", ["cache", "Keeps elements in memory"], tags=["marked", "Leech", "tf-data"])]
-    run_import(course, lesson, packages.legacy_package(notes))
+    run_import(course, lesson, anki_packages.legacy_package(notes))
     assert Card.objects.get(anki_guid="guid-tagged").tags == ["tf-data"]
 
 
@@ -190,14 +190,14 @@ def test_a_skip_message_names_the_rule_that_fired(course, lesson):
         NoteSpec("guid-name", ["<code>tf.data.Dataset.prefetch()</code>", "Call prefetch to overlap the steps"]),
         NoteSpec("guid-good", ["cache", "Keeps elements in memory"]),
     ]
-    report = run_import(course, lesson, packages.legacy_package(notes))
+    report = run_import(course, lesson, anki_packages.legacy_package(notes))
     reasons = {skipped.ref: skipped.reason for skipped in report.skipped}
     assert reasons["note guid-words"].startswith("the back holds every word of the front ('batch size')")
     assert reasons["note guid-name"].startswith("the back holds 'prefetch', the name the front's code goes by")
 
 
 def test_importing_the_same_package_again_changes_nothing(course, lesson):
-    package = packages.latest_package(media={"chart.png": packages.PNG_BYTES})
+    package = anki_packages.latest_package(media={"chart.png": anki_packages.PNG_BYTES})
     run_import(course, lesson, package)
     before = row_counts()
     cards_before = list(Card.objects.filter(deck__slug="vocab").values())
@@ -212,10 +212,10 @@ def test_importing_the_same_package_again_changes_nothing(course, lesson):
 
 
 def test_one_note_edited_and_one_removed_give_one_update_and_one_archive(course, lesson):
-    run_import(course, lesson, packages.legacy_package())
+    run_import(course, lesson, anki_packages.legacy_package())
     edited = [NoteSpec("guid-basic-1", ["<b>prefetch</b>", "Prepares the next batch during training"], tags=["perf"])]
 
-    report = run_import(course, lesson, packages.legacy_package(edited))
+    report = run_import(course, lesson, anki_packages.legacy_package(edited))
 
     assert (report.cards.created, report.cards.updated, report.cards.archived) == (0, 1, 1)
     updated = Card.objects.get(anki_guid="guid-basic-1")
@@ -226,21 +226,23 @@ def test_one_note_edited_and_one_removed_give_one_update_and_one_archive(course,
 
 def test_a_dry_run_writes_nothing_but_reports_what_would_change(course, lesson):
     before = row_counts()
-    report = run_import(course, lesson, packages.latest_package(media={"a.png": packages.PNG_BYTES}), dry_run=True)
+    report = run_import(
+        course, lesson, anki_packages.latest_package(media={"a.png": anki_packages.PNG_BYTES}), dry_run=True
+    )
     assert report.dry_run and report.cards.created == 2
     assert any("would be created" in line for line in report.lines())
     assert row_counts() == before
 
 
 def test_learner_progress_on_a_card_survives_a_reimport(course, lesson, learner):
-    run_import(course, lesson, packages.legacy_package())
+    run_import(course, lesson, anki_packages.legacy_package())
     card = Card.objects.get(anki_guid="guid-basic-1")
     review_submit(learner=learner, review=ReviewInput(card.pk, 3, uuid.uuid4(), NOW), now=NOW)
     edited = [
         NoteSpec("guid-basic-1", ["prefetch", "Prepares the next batch during training"]),
         NoteSpec("guid-reversed-1", ["shuffle", "Randomises element order"], kind="reversed"),
     ]
-    run_import(course, lesson, packages.legacy_package(edited))
+    run_import(course, lesson, anki_packages.legacy_package(edited))
 
     again = Card.objects.get(anki_guid="guid-basic-1")
     assert again.pk == card.pk and again.definition == "Prepares the next batch during training"
@@ -253,7 +255,7 @@ def test_cards_join_concepts_named_by_their_tags_and_the_rest_join_the_decks_con
         NoteSpec("guid-tagged", ["interleave", "Reads several files at once"], tags=["Overlap"]),
         NoteSpec("guid-plain", ["repeat", "Starts the data over for another epoch"]),
     ]
-    run_import(course, lesson, packages.legacy_package(notes), name="epochs.apkg")
+    run_import(course, lesson, anki_packages.legacy_package(notes), name="epochs.apkg")
     overlap = Concept.objects.get(slug="overlap")
     assert overlap.cards.filter(anki_guid="guid-tagged").exists()
     deck_concept = Concept.objects.get(course=course, slug="vocab")
@@ -268,7 +270,7 @@ def test_notes_that_break_a_card_rule_are_skipped_and_listed(course, lesson):
         NoteSpec("guid-giveaway", ["batch", "A batch of samples"]),
         NoteSpec("guid-good", ["cache", "Keeps elements in memory"]),
     ]
-    report = run_import(course, lesson, packages.legacy_package(notes))
+    report = run_import(course, lesson, anki_packages.legacy_package(notes))
     reasons = {skipped.ref: skipped.reason for skipped in report.skipped}
     assert "at most 200" in reasons["note guid-long"]
     assert "empty" in reasons["note guid-empty"]
@@ -281,7 +283,7 @@ def test_a_field_over_its_bound_skips_the_note_in_packages_and_tables(course, le
         NoteSpec("guid-huge", ["cache", "x" * 5_000_000]),
         NoteSpec("guid-good", ["batch", "Stacks samples into groups"]),
     ]
-    report = run_import(course, lesson, packages.legacy_package(notes))
+    report = run_import(course, lesson, anki_packages.legacy_package(notes))
     reasons = {skipped.ref: skipped.reason for skipped in report.skipped}
     assert reasons["note guid-huge"] == (
         "the card's definition would be 5,000,000 characters; a card's definition holds at most 2,000"
@@ -308,18 +310,18 @@ def test_the_admin_holds_a_card_to_the_same_bounds(course):
 def test_a_package_of_only_cloze_notes_is_refused_and_writes_nothing(course, lesson):
     before = row_counts()
     with pytest.raises(ImportRefused, match="No card could be imported"):
-        run_import(course, lesson, packages.legacy_package([NoteSpec("c", ["{{c1::x}} y", ""], kind="cloze")]))
+        run_import(course, lesson, anki_packages.legacy_package([NoteSpec("c", ["{{c1::x}} y", ""], kind="cloze")]))
     assert row_counts() == before
 
 
 @pytest.mark.parametrize(
     "build",
     [
-        packages.zip_bomb_package,
-        lambda: packages.traversal_package("../../etc/passwd"),
-        packages.corrupt_collection_package,
-        packages.unknown_note_type_package,
-        packages.not_a_zip_package,
+        anki_packages.zip_bomb_package,
+        lambda: anki_packages.traversal_package("../../etc/passwd"),
+        anki_packages.corrupt_collection_package,
+        anki_packages.unknown_note_type_package,
+        anki_packages.not_a_zip_package,
     ],
 )
 def test_hostile_packages_are_refused_and_write_nothing(course, lesson, build):
@@ -333,14 +335,14 @@ def test_hostile_packages_are_refused_and_write_nothing(course, lesson, build):
 def test_a_package_over_the_size_setting_is_a_413(course, lesson, settings):
     settings.ANKI_PACKAGE_MAX_BYTES = 1000
     with pytest.raises(Exception) as caught:
-        run_import(course, lesson, packages.legacy_package())
+        run_import(course, lesson, anki_packages.legacy_package())
     assert getattr(caught.value, "status_code", None) == 413
 
 
 def test_a_deck_of_another_lesson_is_refused(course, lesson):
     other = Lesson.objects.create(course=course, slug="second", title="Second", position=5)
     with pytest.raises(Exception, match="belongs to lesson 'first-pipeline'"):
-        run_import(course, other, packages.legacy_package(), deck="basics")
+        run_import(course, other, anki_packages.legacy_package(), deck="basics")
 
 
 # --- CSV / TSV ----------------------------------------------------------------------------------------------
@@ -383,12 +385,6 @@ def test_a_malformed_table_is_refused_naming_the_line(course, lesson):
 # --- the admin page and the command ----------------------------------------------------------------------------
 
 
-@pytest.fixture
-def staff_client(client, staff_user):
-    client.force_login(staff_user)
-    return client
-
-
 def admin_import(client, course, lesson, data: bytes, *, name: str = "vocab.apkg", dry_run: bool = False):
     upload = io.BytesIO(data)
     upload.name = name
@@ -404,7 +400,7 @@ def test_the_deck_changelist_links_to_the_import_page(staff_client, course):
 
 
 def test_the_admin_page_imports_and_shows_the_report(staff_client, course, lesson):
-    response = admin_import(staff_client, course, lesson, packages.legacy_package())
+    response = admin_import(staff_client, course, lesson, anki_packages.legacy_package())
     assert response.status_code == 200
     assert Card.objects.filter(deck__slug="vocab").count() == 2
     assert b"guid-cloze-1" in response.content and b"2 created" in response.content
@@ -412,14 +408,14 @@ def test_the_admin_page_imports_and_shows_the_report(staff_client, course, lesso
 
 def test_the_admin_page_validates_only_when_asked(staff_client, course, lesson):
     before = row_counts()
-    response = admin_import(staff_client, course, lesson, packages.legacy_package(), dry_run=True)
+    response = admin_import(staff_client, course, lesson, anki_packages.legacy_package(), dry_run=True)
     assert response.status_code == 200 and b"would be created" in response.content
     assert row_counts() == before
 
 
 def test_a_hostile_package_through_the_admin_is_a_clear_4xx_and_writes_nothing(staff_client, course, lesson):
     before = row_counts()
-    response = admin_import(staff_client, course, lesson, packages.traversal_package("../../etc/passwd"))
+    response = admin_import(staff_client, course, lesson, anki_packages.traversal_package("../../etc/passwd"))
     assert response.status_code == 400
     assert b"contains a path separator" in response.content and b"Nothing was written" in response.content
     assert row_counts() == before
@@ -427,7 +423,7 @@ def test_a_hostile_package_through_the_admin_is_a_clear_4xx_and_writes_nothing(s
 
 def test_the_admin_form_refuses_a_file_over_the_size_setting(staff_client, course, lesson, settings):
     settings.ANKI_PACKAGE_MAX_BYTES = 1000
-    response = admin_import(staff_client, course, lesson, packages.legacy_package())
+    response = admin_import(staff_client, course, lesson, anki_packages.legacy_package())
     assert response.status_code == 400 and b"at most 1,000 are accepted" in response.content
     assert not Deck.objects.filter(slug="vocab").exists()
 
@@ -440,7 +436,7 @@ def test_the_admin_page_needs_add_and_change_permission(client, course, django_u
 
 def test_the_command_imports_and_prints_the_report(course, lesson, tmp_path: Path):
     path = tmp_path / "vocab.apkg"
-    path.write_bytes(packages.legacy_package())
+    path.write_bytes(anki_packages.legacy_package())
     out = io.StringIO()
     call_command("import_deck", str(path), course="pipelines-101", lesson="first-pipeline", deck="vocab", stdout=out)
     assert "2 created" in out.getvalue() and "guid-cloze-1" in out.getvalue()
@@ -461,7 +457,7 @@ def test_the_command_dry_run_writes_nothing(course, lesson, tmp_path: Path):
 
 def test_a_hostile_package_through_the_command_fails_and_writes_nothing(course, lesson, tmp_path: Path):
     path = tmp_path / "bomb.apkg"
-    path.write_bytes(packages.zip_bomb_package())
+    path.write_bytes(anki_packages.zip_bomb_package())
     before = row_counts()
     with pytest.raises(CommandError, match="decompression bomb"):
         call_command("import_deck", str(path), course="pipelines-101", lesson="first-pipeline", deck="vocab")

@@ -25,9 +25,9 @@ from apps.srs.anki_history import SkipReason, anki_history_import_create, anki_h
 from apps.srs.learner_settings import scheduling_settings_update
 from apps.srs.models import CardMemory
 from apps.srs.scheduling import SchedulerConfig, fuzz_range, learner_day, learner_days_between
-from tests.content.course_files import minimal_course, to_yaml
-from tests.interchange.real_anki import anki_collection_studied, anki_export, anki_import, collection_copy
-from tests.srs.conftest import make_learner
+from tests.support.api import make_learner
+from tests.support.course_files import minimal_course, to_yaml
+from tests.support.real_anki import anki_collection_studied, anki_export, anki_import, collection_copy
 
 STABILITY_RELATIVE = 1e-3
 DIFFICULTY_ABSOLUTE = 0.01

@@ -1,72 +1,14 @@
-"""Fixtures for quiz tests: a small course with a quiz of every kind, and helpers to take it."""
+"""Fixtures for quiz tests: a small course with a quiz of every kind."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
-from rest_framework.test import APIClient
 
 from apps.content.content_files.load import content_sources_load
 from apps.content.content_files.source import ContentSource
-from apps.content.models import Question
-from apps.quizzes.models import QuizAttempt
-from tests.content.course_files import minimal_course, to_yaml
-
-# The minimal course's quiz: overlap (single choice), format (short text), batches (numeric) and
-# pitfalls (multiple choice: a and b correct, c wrong).
-QUIZ = "first-quiz"
-RIGHT: dict[str, dict[str, Any]] = {
-    "overlap": {"choice": "a"},
-    "format": {"text": "TFRecord"},
-    "batches": {"number": 32},
-    "pitfalls": {"choices": ["a", "b"]},
-}
-WRONG: dict[str, dict[str, Any]] = {
-    "overlap": {"choice": "b"},
-    "format": {"text": "CSV"},
-    "batches": {"number": 31},
-    "pitfalls": {"choices": ["c"]},
-}
+from tests.support.course_files import minimal_course, to_yaml
 
 
 @pytest.fixture
 def course(db) -> None:
     content_sources_load(sources=[ContentSource("course.yaml", to_yaml(minimal_course()))])
-
-
-def start(client: APIClient, quiz: str = QUIZ, **body: Any) -> Any:
-    return client.post(f"/api/v1/quizzes/{quiz}/attempts/", body, format="json")
-
-
-def answer(client: APIClient, attempt_id: int, question: str, **fields: Any) -> Any:
-    """Answer naming choices by their authored keys, sent as the attempt's ids (a key it lacks goes as it is)."""
-    return answer_raw(client, attempt_id, question, **as_ids(attempt_id, question, fields))
-
-
-def answer_raw(client: APIClient, attempt_id: int, question: str, **fields: Any) -> Any:
-    return client.post(f"/api/v1/quiz-attempts/{attempt_id}/answers/", {"question": question, **fields}, format="json")
-
-
-def choice_id(attempt_id: int, question_slug: str, key: str) -> str:
-    """The attempt's id for an authored choice key; the key itself when the attempt has none for it."""
-    attempt = QuizAttempt.objects.filter(pk=attempt_id).first()
-    found = Question.objects.filter(slug=question_slug).first()
-    if attempt is None or found is None:
-        return key
-    return attempt.choice_id_of(found.pk, key) or key
-
-
-def as_ids(attempt_id: int, question_slug: str, fields: dict[str, Any]) -> dict[str, Any]:
-    translated = dict(fields)
-    if isinstance(fields.get("choice"), str):
-        translated["choice"] = choice_id(attempt_id, question_slug, fields["choice"])
-    if isinstance(fields.get("choices"), list):
-        translated["choices"] = [
-            choice_id(attempt_id, question_slug, key) if isinstance(key, str) else key for key in fields["choices"]
-        ]
-    return translated
-
-
-def question(slug: str) -> Question:
-    return Question.objects.get(slug=slug)

@@ -8,9 +8,8 @@ from typing import Any
 import pytest
 
 from apps.quizzes.models import QuizAnswer
-from tests.quizzes.conftest import RIGHT, WRONG, answer, start
-from tests.quizzes.test_attempts_api import state
-from tests.srs.conftest import make_learner
+from tests.support.api import make_learner
+from tests.support.quizzes import RIGHT, WRONG, answer, start, state
 
 pytestmark = pytest.mark.django_db
 

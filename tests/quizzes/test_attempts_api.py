@@ -10,9 +10,8 @@ import pytest
 
 from apps.content.models import Question, Quiz
 from apps.quizzes.models import QuestionMemory, QuizAnswer, QuizAttempt
-from apps.srs.models import ReviewLog
-from tests.quizzes.conftest import QUIZ, RIGHT, WRONG, answer, choice_id, start
-from tests.srs.conftest import make_learner
+from tests.support.api import make_learner
+from tests.support.quizzes import QUIZ, RIGHT, WRONG, answer, choice_id, start, state
 
 pytestmark = pytest.mark.django_db
 
@@ -38,19 +37,6 @@ def keys_in(data: Any) -> set[str]:
     if isinstance(data, list):
         return {key for item in data for key in keys_in(item)}
     return set()
-
-
-def state() -> dict[str, Any]:
-    """Everything an answer can change."""
-    return {
-        "answers": list(QuizAnswer.objects.order_by("pk").values_list("pk", "credit")),
-        "memories": list(QuestionMemory.objects.order_by("pk").values_list("pk", "reps", "due")),
-        "reviews": ReviewLog.objects.count(),
-        "attempts": list(QuizAttempt.objects.order_by("pk").values_list("pk", "finished_at", "score")),
-    }
-
-
-# --- Quizzes --------------------------------------------------------------------------------------
 
 
 def test_quizzes_need_a_signed_in_user(api_client, course):

@@ -10,7 +10,7 @@ from rest_framework.test import APIClient
 
 from apps.content.models import Choice, Lesson, Question, QuestionKind, Quiz
 from apps.quizzes.models import QuizAnswer, QuizAttempt
-from tests.quizzes.conftest import answer, answer_raw, choice_id, start
+from tests.support.quizzes import answer, answer_raw, choice_id, start
 
 pytestmark = pytest.mark.django_db
 

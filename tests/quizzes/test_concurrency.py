@@ -10,8 +10,9 @@ from django.db import connection
 
 from apps.quizzes.models import QuestionMemory, QuizAnswer, QuizAttempt
 from apps.srs.models import ReviewLog
-from tests.quizzes.conftest import answer_raw, as_ids, start
-from tests.srs.conftest import client_for, learner_with_token, run_together
+from tests.support.api import client_with_token, learner_with_token
+from tests.support.quizzes import answer_raw, as_ids, start
+from tests.support.reviews import run_together
 
 pytestmark = [
     pytest.mark.skipif(connection.vendor != "postgresql", reason="row locking needs PostgreSQL"),
@@ -28,13 +29,13 @@ def racer(course) -> tuple[Any, str]:
 
 def test_simultaneous_answers_to_one_question_record_one(racer):
     learner, token = racer
-    attempt_id = start(client_for(token)).json()["id"]
+    attempt_id = start(client_with_token(token)).json()["id"]
     # Choice ids are looked up before the race, so every thread only sends its request.
     bodies = [as_ids(attempt_id, "pitfalls", {"choices": keys}) for keys in (["a", "b"], ["c"], ["a"])]
 
     responses = run_together(
         THREADS,
-        lambda index: answer_raw(client_for(token), attempt_id, "pitfalls", **bodies[index % 3]),
+        lambda index: answer_raw(client_with_token(token), attempt_id, "pitfalls", **bodies[index % 3]),
     )
 
     statuses = sorted(response.status_code for response in responses)
@@ -48,14 +49,14 @@ def test_simultaneous_answers_to_one_question_record_one(racer):
 
 def test_simultaneous_last_answers_finish_once_with_every_answer_counted(racer):
     _, token = racer
-    attempt_id = start(client_for(token), "short-quiz").json()["id"]
+    attempt_id = start(client_with_token(token), "short-quiz").json()["id"]
     fields: list[tuple[str, dict[str, Any]]] = [
         ("batches", {"number": 32}),
         ("overlap", as_ids(attempt_id, "overlap", {"choice": "a"})),
     ]
 
     responses = run_together(
-        2, lambda index: answer_raw(client_for(token), attempt_id, fields[index][0], **fields[index][1])
+        2, lambda index: answer_raw(client_with_token(token), attempt_id, fields[index][0], **fields[index][1])
     )
 
     assert [r.status_code for r in responses] == [201, 201]
@@ -67,11 +68,11 @@ def test_simultaneous_last_answers_finish_once_with_every_answer_counted(racer):
 
 def test_the_same_question_answered_in_two_attempts_at_once_reviews_it_twice(racer):
     learner, token = racer
-    attempts = [start(client_for(token), "short-quiz").json()["id"] for _ in range(2)]
+    attempts = [start(client_with_token(token), "short-quiz").json()["id"] for _ in range(2)]
     bodies = [as_ids(attempt_id, "overlap", {"choice": "a"}) for attempt_id in attempts]
 
     responses = run_together(
-        2, lambda index: answer_raw(client_for(token), attempts[index], "overlap", **bodies[index])
+        2, lambda index: answer_raw(client_with_token(token), attempts[index], "overlap", **bodies[index])
     )
 
     assert [r.status_code for r in responses] == [201, 201]
@@ -81,10 +82,12 @@ def test_the_same_question_answered_in_two_attempts_at_once_reviews_it_twice(rac
 
 def test_one_answer_sent_at_once_several_times_is_recorded_once(racer):
     learner, token = racer
-    attempt_id = start(client_for(token)).json()["id"]
+    attempt_id = start(client_with_token(token)).json()["id"]
     body = {**as_ids(attempt_id, "pitfalls", {"choices": ["a", "b"]}), "client_answer_id": str(uuid.uuid4())}
 
-    responses = run_together(THREADS, lambda index: answer_raw(client_for(token), attempt_id, "pitfalls", **body))
+    responses = run_together(
+        THREADS, lambda index: answer_raw(client_with_token(token), attempt_id, "pitfalls", **body)
+    )
 
     assert sorted(r.status_code for r in responses) == [200] * (THREADS - 1) + [201], [r.json() for r in responses]
     assert sorted(r.json()["duplicate"] for r in responses) == [False] + [True] * (THREADS - 1)
@@ -95,12 +98,12 @@ def test_one_answer_sent_at_once_several_times_is_recorded_once(racer):
 
 def test_one_client_id_sent_at_once_to_two_attempts_records_one_answer(racer):
     learner, token = racer
-    attempts = [start(client_for(token), "short-quiz").json()["id"] for _ in range(2)]
+    attempts = [start(client_with_token(token), "short-quiz").json()["id"] for _ in range(2)]
     key = str(uuid.uuid4())
     bodies = [{**as_ids(attempt_id, "overlap", {"choice": "a"}), "client_answer_id": key} for attempt_id in attempts]
 
     responses = run_together(
-        2, lambda index: answer_raw(client_for(token), attempts[index], "overlap", **bodies[index])
+        2, lambda index: answer_raw(client_with_token(token), attempts[index], "overlap", **bodies[index])
     )
 
     assert sorted(r.status_code for r in responses) == [201, 409], [r.json() for r in responses]

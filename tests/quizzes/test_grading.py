@@ -15,7 +15,7 @@ from apps.quizzes.grading import (
     text_matches,
 )
 from apps.quizzes.models import QuizAnswer
-from tests.quizzes.conftest import answer, start
+from tests.support.quizzes import answer, start
 
 TFRECORD = ["TFRecord"]
 

@@ -11,8 +11,8 @@ from apps.quizzes.models import QuestionMemory
 from apps.quizzes.services import QUIZ_REVIEW_NAMESPACE
 from apps.srs.models import CardMemory, ReviewLog, ReviewSource
 from apps.srs.scheduling import MemoryStage
-from tests.quizzes.conftest import RIGHT, WRONG, answer, question, start
-from tests.srs.conftest import post_review, review_body
+from tests.support.quizzes import RIGHT, WRONG, answer, question, start
+from tests.support.reviews import post_review, review_body
 
 pytestmark = pytest.mark.django_db
 

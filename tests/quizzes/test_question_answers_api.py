@@ -15,7 +15,7 @@ from apps.quizzes.api import AnswerCreateView, QuestionAnswerCreateView
 from apps.quizzes.choices import question_board
 from apps.quizzes.models import LessonAnswer, QuestionMemory, QuizAnswer
 from apps.srs.models import ReviewLog, ReviewSource
-from tests.quizzes.conftest import RIGHT, WRONG
+from tests.support.quizzes import RIGHT, WRONG
 
 pytestmark = pytest.mark.django_db
 

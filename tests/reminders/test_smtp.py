@@ -9,8 +9,8 @@ from django.core import mail
 
 from apps.reminders.models import ReminderEmail, ReminderStatus
 from apps.reminders.services import reminders_send
-from tests.processes import free_port
-from tests.reminders.test_reminders import local, make_learner
+from tests.support.processes import free_port
+from tests.support.reminders import local, make_learner
 
 
 def test_reminder_is_delivered_over_smtp_with_both_parts_and_headers(shipped_course, settings, smtp_server):

@@ -8,7 +8,6 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.contrib import admin
 from django.db import models
-from django.test import Client
 from django.urls import reverse
 
 from apps.srs.learner_settings import scheduling_settings_update
@@ -32,13 +31,6 @@ MODELS = sorted(
     (model for model in admin.site._registry if model._meta.app_label == "srs"), key=lambda model: model.__name__
 )
 PACKAGE_BYTES = b"PK\x03\x04 the learner's own file"
-
-
-@pytest.fixture
-def staff_client(staff_user) -> Client:
-    client = Client()
-    client.force_login(staff_user)
-    return client
 
 
 @pytest.fixture

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from celery import current_app
 from django.db import transaction
 from django.utils import timezone
 
+from apps.common.publish import tasks_publish
 from apps.content.models import Card
 from apps.srs.anki_history import (
     SkipReason,
@@ -19,9 +18,10 @@ from apps.srs.anki_history import (
     anki_history_import_create,
     anki_history_import_run,
 )
+from apps.srs.conf import ANKI_HISTORY_IMPORT_TASK
 from apps.srs.models import AnkiHistoryImport, AnkiHistoryStatus, CardMemory, ReviewLog
 from apps.srs.services import BATCH_LIMIT, MAX_DURATION_MS, ReviewInput, reviews_submit
-from tests.interchange.packages import (
+from tests.support.anki_packages import (
     NoteSpec,
     ReviewRow,
     legacy_package,
@@ -30,7 +30,8 @@ from tests.interchange.packages import (
     package_reviews_add,
     zip_bomb_package,
 )
-from tests.srs.conftest import load_balancing_off, make_learner
+from tests.support.api import make_learner
+from tests.support.reviews import load_balancing_off
 
 GUIDS = ("anki-note-a", "anki-note-b", "anki-note-c")
 # A note in the package that no card here came from.
@@ -264,28 +265,24 @@ def test_an_import_that_cannot_read_its_package_fails_with_the_reason_and_drops_
 # --- the endpoints --------------------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def eager_tasks() -> Iterator[None]:
-    """Tasks run in the request's process as they are sent, instead of through the broker."""
-    before = current_app.conf.task_always_eager
-    current_app.conf.task_always_eager = True
-    yield
-    current_app.conf.task_always_eager = before
-
-
 def _upload(client: Any, package: bytes, **extra: Any) -> Any:
     return client.post(URL, {"package": io.BytesIO(package)}, format="multipart", **extra)
 
 
 def test_an_upload_is_queued_then_replayed_and_its_progress_reaches_its_total(
-    learner, learner_client, anki_cards, eager_tasks, django_capture_on_commit_callbacks
+    learner, learner_client, anki_cards, django_capture_on_commit_callbacks
 ):
     package = _package([*_history(GUIDS[0], 5), (STRANGER_GUID, 0, {"id": _ms(START) + 1})])
-    with django_capture_on_commit_callbacks(execute=True):
+    with django_capture_on_commit_callbacks() as callbacks:
         response = _upload(learner_client, package)
     assert response.status_code == 202, response.json()
     body = response.json()
     assert body["status"] == "queued" and response["Location"] == body["url"] == f"{URL}{body['id']}/"
+    # Handed to a worker by name once the upload commits; the worker's task runs the replay.
+    assert [(callback.func, *callback.args) for callback in callbacks] == [
+        (tasks_publish, ANKI_HISTORY_IMPORT_TASK, [body["id"]])
+    ]
+    anki_history_import_run(import_id=body["id"], now=timezone.now())
     followed = learner_client.get(body["url"]).json()
     assert followed["status"] == "done"
     assert followed["progress_done"] == followed["progress_total"] == 5

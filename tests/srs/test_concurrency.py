@@ -15,14 +15,8 @@ from apps.srs.memory import memory_state_of
 from apps.srs.models import CardMemory, ReviewKind, ReviewLog
 from apps.srs.scheduling import MemoryState, Rating, ReviewEvent, replay
 from apps.srs.services import ReviewInput, reviews_submit
-from tests.srs.conftest import (
-    client_for,
-    learner_with_token,
-    load_balancing_off,
-    post_review,
-    review_body,
-    run_together,
-)
+from tests.support.api import client_with_token, learner_with_token
+from tests.support.reviews import load_balancing_off, post_review, review_body, run_together
 
 pytestmark = [
     pytest.mark.skipif(
@@ -71,12 +65,12 @@ def test_simultaneous_reviews_of_one_card_all_count(racer, card_is_new):
     base = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=1)
     earlier = 0
     if not card_is_new:
-        assert post_review(client_for(token), review_body(card, 4, base - timedelta(days=30))).status_code == 201
+        assert post_review(client_with_token(token), review_body(card, 4, base - timedelta(days=30))).status_code == 201
         earlier = 1
     # Reviews a second apart, racing in whatever order the threads run: some arrive late and replay.
     bodies = [review_body(card, 1 + index % 4, base + timedelta(seconds=index)) for index in range(THREADS)]
 
-    responses = run_together(THREADS, lambda index: post_review(client_for(token), bodies[index]))
+    responses = run_together(THREADS, lambda index: post_review(client_with_token(token), bodies[index]))
 
     assert [response.status_code for response in responses] == [201] * THREADS, [r.json() for r in responses]
     logged = list(ReviewLog.objects.filter(learner=learner, card=card).values_list("client_review_id", flat=True))
@@ -96,13 +90,15 @@ def test_the_same_review_sent_at_once_from_many_connections_is_recorded_once(rac
     assert card is not None
     if not card_is_new:
         assert (
-            post_review(client_for(token), review_body(card, 4, datetime.now(UTC) - timedelta(days=9))).status_code
+            post_review(
+                client_with_token(token), review_body(card, 4, datetime.now(UTC) - timedelta(days=9))
+            ).status_code
             == 201
         )
     before = CardMemory.objects.filter(learner=learner, card=card).values_list("reps", flat=True).first() or 0
     body = review_body(card, 3, datetime.now(UTC) - timedelta(minutes=1))
 
-    responses = run_together(THREADS, lambda _: post_review(client_for(token), body))
+    responses = run_together(THREADS, lambda _: post_review(client_with_token(token), body))
 
     statuses = sorted(response.status_code for response in responses)
     assert statuses == [200] * (THREADS - 1) + [201]
@@ -120,7 +116,9 @@ def test_different_reviews_sent_at_once_under_one_id_record_only_the_first(racer
     at = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=1)
     body = review_body(cards[0], 3, at)
 
-    responses = run_together(THREADS, lambda index: post_review(client_for(token), body | {"card": cards[index].pk}))
+    responses = run_together(
+        THREADS, lambda index: post_review(client_with_token(token), body | {"card": cards[index].pk})
+    )
 
     statuses = sorted(response.status_code for response in responses)
     assert statuses == [201] + [409] * (THREADS - 1)
@@ -164,7 +162,7 @@ def test_an_undo_racing_a_new_review_leaves_a_consistent_card(racer):
     learner, token = racer
     card = Card.objects.filter(deck__slug="tf-data-pipelines", archived=False).order_by("position").first()
     assert card is not None
-    client = client_for(token)
+    client = client_with_token(token)
     now = datetime.now(UTC)
     assert post_review(client, review_body(card, 4, now - timedelta(days=20))).status_code == 201
     latest = post_review(client, review_body(card, 3, now - timedelta(days=5))).json()
@@ -172,8 +170,8 @@ def test_an_undo_racing_a_new_review_leaves_a_consistent_card(racer):
 
     def act(index: int) -> Any:
         if index == 0:
-            return client_for(token).post(f"/api/v1/reviews/{latest['id']}/undo/")
-        return post_review(client_for(token), newer)
+            return client_with_token(token).post(f"/api/v1/reviews/{latest['id']}/undo/")
+        return post_review(client_with_token(token), newer)
 
     undo_response, review_response = run_together(2, act)
 

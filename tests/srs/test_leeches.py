@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from apps.srs.models import CardMemory
-from tests.srs.conftest import DECK, post_review, without_recall_time
-from tests.srs.progress_helpers import counted_get, days_ago, leech_reviews, other_learner_client
+from tests.support.api import make_learner
+from tests.support.progress import counted_get, days_ago, leech_reviews
+from tests.support.reviews import DECK, post_review, without_recall_time
 
 pytestmark = pytest.mark.django_db
 
@@ -76,7 +77,7 @@ def test_suspended_leech_leaves_the_queue_until_unsuspended(learner_client, lear
 
 
 def test_learners_see_and_unsuspend_only_their_own(learner_client, deck_cards):
-    other_user, other = other_learner_client()
+    other_user, other = make_learner("brian")
     other.patch("/api/v1/srs/settings/", {"suspend_leeches": True}, format="json")
     card = deck_cards[2]
     _review_all(other, leech_reviews(card, lapses=8, start=days_ago(20)))

@@ -39,7 +39,7 @@ from apps.srs.scheduling import (
     replay,
     review,
 )
-from tests.srs.conftest import DECK, post_review, review_body, without_recall_time
+from tests.support.reviews import DECK, post_review, review_body, without_recall_time
 
 pytestmark = pytest.mark.django_db
 

@@ -38,7 +38,8 @@ from apps.srs.optimization import logged_reviews_list, parameter_fit_request, pa
 from apps.srs.rescheduling import reschedule_run
 from apps.srs.scheduling import DEFAULT_PARAMETERS, MemoryStage
 from apps.srs.services import ReviewInput, review_undo, reviews_submit
-from tests.srs.conftest import JOIN_TIMEOUT_S, make_learner, run_together
+from tests.support.api import make_learner
+from tests.support.reviews import JOIN_TIMEOUT_S, run_together
 
 pytestmark = pytest.mark.django_db
 

@@ -11,8 +11,9 @@ import pytest
 
 from apps.content.models import Card
 from apps.srs.models import DeckPass
-from tests.srs.conftest import DECK
-from tests.srs.progress_helpers import counted_get, other_learner_client, second_deck
+from tests.support.api import make_learner
+from tests.support.progress import counted_get, second_deck
+from tests.support.reviews import DECK
 
 pytestmark = pytest.mark.django_db
 
@@ -108,7 +109,7 @@ def test_a_client_pass_id_reused_for_another_deck_is_a_conflict(learner_client, 
 def test_the_same_client_id_from_another_learner_is_another_pass(learner_client, deck_cards):
     body = pass_body()
     assert learner_client.post(_create_url(), body, format="json").status_code == 201
-    _, other = other_learner_client()
+    _, other = make_learner("brian")
     assert other.post(_create_url(), body, format="json").status_code == 201
     assert DeckPass.objects.count() == 2
 
@@ -192,7 +193,7 @@ def test_history_is_newest_first_paginated_filtered_and_private(learner_client, 
     for days_ago, slug, known in [(3, DECK, 10), (1, DECK, 20), (2, other_deck.slug, 3)]:
         body = pass_body(known, 3 if slug == other_deck.slug else 34, ended_days_ago=days_ago)
         ids.append(learner_client.post(_create_url(slug), body, format="json").json()["id"])
-    _, other = other_learner_client()
+    _, other = make_learner("brian")
     other.post(_create_url(), pass_body(34, 34), format="json")
 
     page = learner_client.get(LIST_URL).json()
@@ -233,7 +234,7 @@ def test_best_is_the_highest_score_then_the_shortest_then_the_earliest(learner_c
     half_slow = save(other_deck.slug, 2, 4, 2, 3)
     half_fast = save(other_deck.slug, 1, 2, 1, 4)
     save(other_deck.slug, 1, 4, 1, 1)
-    _, other = other_learner_client()
+    _, other = make_learner("brian")
     other.post(_create_url(other_deck.slug), pass_body(4, 4), format="json")
 
     results = learner_client.get(BEST_URL).json()["results"]

@@ -11,7 +11,8 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from apps.srs.models import DeckPass, SchedulingSettings
-from tests.srs.conftest import DECK, make_learner, run_together
+from tests.support.api import make_learner
+from tests.support.reviews import DECK, run_together
 
 pytestmark = [
     pytest.mark.skipif(

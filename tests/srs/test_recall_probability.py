@@ -21,7 +21,7 @@ from apps.srs.scheduling import DEFAULT_PARAMETERS, SchedulerConfig, retrievabil
 from apps.srs.selectors import study_queue_get
 from apps.srs.services import ReviewInput, reviews_submit
 from apps.srs.stats import learner_stats_get
-from tests.srs.conftest import DECK, post_review, review_body
+from tests.support.reviews import DECK, post_review, review_body
 
 pytestmark = pytest.mark.django_db
 

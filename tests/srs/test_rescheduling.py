@@ -30,7 +30,8 @@ from apps.srs.scheduling import (
     review,
 )
 from apps.srs.services import ReviewInput, reviews_submit
-from tests.srs.conftest import client_for, learner_with_token, run_together
+from tests.support.api import client_with_token, learner_with_token
+from tests.support.reviews import run_together
 
 NOW = datetime(2026, 3, 1, 12, tzinfo=UTC)
 # Good, Good, Good a few days apart: the card is in the review stage with intervals long enough to fuzz.
@@ -373,7 +374,7 @@ def test_a_review_arriving_during_a_run_is_never_overwritten(monkeypatch, round_
     row = Reschedule.objects.get(learner=learner)
     # Small batches: the run takes the learner's turn many times while the reviews come in.
     monkeypatch.setattr(rescheduling, "RESCHEDULE_BATCH", 2)
-    client = client_for(token)
+    client = client_with_token(token)
     reviewed = card_ids[::3]
     before = memories(learner)
 

@@ -12,8 +12,10 @@ from django.utils import timezone
 from drf_spectacular.generators import SchemaGenerator
 
 from apps.common.clock import time_text
+from apps.common.publish import tasks_publish
 from apps.content.models import Card, Course, Deck, Lesson
 from apps.srs import retention_advising
+from apps.srs.conf import RETENTION_ADVICE_TASK
 from apps.srs.learner_settings import RETENTION_RANGE, scheduling_settings_update
 from apps.srs.models import ReviewSource, SchedulingSettings, StoredRetentionAdvice
 from apps.srs.retention_advice import (
@@ -110,8 +112,13 @@ def writes_of(captured: CaptureQueriesContext) -> list[str]:
     return [query["sql"] for query in captured.captured_queries if query["sql"].lstrip().upper().startswith(_WRITES)]
 
 
+def published(callbacks: list[Any]) -> list[tuple[Any, ...]]:
+    """What each on-commit callback hands to the broker: (task name, ids)."""
+    return [(callback.func, *callback.args) for callback in callbacks]
+
+
 def queued_once(callbacks: list[Any], row: StoredRetentionAdvice) -> bool:
-    return [(callback.func, callback.args) for callback in callbacks] == [(retention_advising._publish, (row.pk,))]
+    return published(callbacks) == [(tasks_publish, RETENTION_ADVICE_TASK, [row.pk])]
 
 
 def test_the_first_get_queues_the_advice_once_and_answers_computing(
@@ -188,7 +195,7 @@ def test_new_retention_or_weights_queue_new_advice_and_old_advice_is_found_again
         retention = learner_client.patch(URL, {"desired_retention": 0.85}, format="json").json()["retention_advice"]
     by_retention = StoredRetentionAdvice.objects.get(learner=learner, desired_retention=0.85)
     assert retention["status"] == "computing"
-    assert (retention_advising._publish, (by_retention.pk,)) in [(c.func, c.args) for c in callbacks]
+    assert (tasks_publish, RETENTION_ADVICE_TASK, [by_retention.pk]) in published(callbacks)
 
     weights = learner_client.patch(URL, {"fsrs_parameters": OTHER_PARAMETERS}, format="json").json()
     assert weights["retention_advice"]["status"] == "computing"

@@ -37,7 +37,8 @@ from apps.srs.services import (
     review_undo,
     reviews_submit,
 )
-from tests.srs.conftest import load_balancing_off, make_learner, post_review, review_body, without_recall_time
+from tests.support.api import assert_error, make_learner
+from tests.support.reviews import load_balancing_off, post_review, review_body, without_recall_time
 
 pytestmark = pytest.mark.django_db
 
@@ -60,18 +61,6 @@ def database_snapshot() -> tuple[list[Any], list[Any]]:
         list(ReviewLog.objects.order_by("pk").values()),
         list(CardMemory.objects.order_by("pk").values()),
     )
-
-
-def assert_error(response: Any, status: int, code: str, fields: set[str] | None = None) -> dict[str, Any]:
-    assert response.status_code == status, response.content
-    body = response.json()
-    assert set(body) == {"error"}
-    assert set(body["error"]) == {"code", "message", "fields"}
-    assert body["error"]["code"] == code
-    assert body["error"]["message"]
-    if fields is not None:
-        assert set(body["error"]["fields"]) == fields, body
-    return body["error"]
 
 
 def stored_state(data: Any) -> MemoryState:

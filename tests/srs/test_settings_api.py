@@ -15,8 +15,9 @@ from apps.srs.config import scheduler_config_from_json
 from apps.srs.learner_settings import scheduling_settings_update
 from apps.srs.models import ReviewLog, SchedulingSettings
 from apps.srs.scheduling import DEFAULT_PARAMETERS, MemoryState, Rating, card_fuzz_seed, review, with_config
-from tests.srs.conftest import post_review, review_body
-from tests.srs.progress_helpers import days_ago, other_learner_client
+from tests.support.api import make_learner
+from tests.support.progress import days_ago
+from tests.support.reviews import post_review, review_body
 
 pytestmark = pytest.mark.django_db
 
@@ -219,7 +220,7 @@ def test_anonymous_is_401(api_client, db):
 
 
 def test_learners_see_and_change_only_their_own(learner_client, learner):
-    _, other = other_learner_client()
+    _, other = make_learner("brian")
     assert other.patch(URL, {"timezone": "Asia/Tokyo", "new_cards_per_day": 5}, format="json").status_code == 200
     mine = learner_client.get(URL).json()
     assert (mine["timezone"], mine["new_cards_per_day"]) == ("UTC", 20)

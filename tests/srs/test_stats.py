@@ -14,8 +14,9 @@ from apps.srs.learner_settings import scheduling_settings_update
 from apps.srs.models import CardMemory, ReviewLog
 from apps.srs.services import ReviewInput, review_undo, reviews_submit
 from apps.srs.stats import LearnerStats, learner_stats_get
-from tests.srs.conftest import DECK
-from tests.srs.progress_helpers import counted_get, days_ago, leech_reviews, other_learner_client, second_deck
+from tests.support.api import make_learner
+from tests.support.progress import counted_get, days_ago, leech_reviews, second_deck
+from tests.support.reviews import DECK
 
 pytestmark = pytest.mark.django_db
 
@@ -84,7 +85,7 @@ def history(paris_learner, deck_cards) -> dict[str, Any]:
     other_card = Card.objects.get(deck=second_deck(cards=3), position=0)
     submit(learner, other_card, EASY, paris(2026, 10, 30, 12, 0))
     # Another learner's reviews never count.
-    other, _ = other_learner_client()
+    other, _ = make_learner("brian")
     submit(other, a, EASY, paris(2026, 11, 2, 12, 0))
     return {"second_deck": other_card.deck}
 
@@ -242,7 +243,7 @@ def test_due_forecast_by_hand(paris_learner, deck_cards, season):
     _memory(paris_learner, spare[0], due=now, suspended=True)
     Card.objects.filter(pk=spare[1].pk).update(archived=True)
     _memory(paris_learner, spare[1], due=now)
-    other, _ = other_learner_client()
+    other, _ = make_learner("brian")
     _memory(other, spare[2], due=now)
 
     stats: LearnerStats = learner_stats_get(learner=paris_learner, now=now)
@@ -266,7 +267,7 @@ def test_mastery_is_the_mean_retrievability_by_hand(paris_learner, deck_cards):
     # An archived card leaves the deck, memory and all; another learner's memory is not ours.
     _memory(paris_learner, deck_cards[5], due=now)
     Card.objects.filter(pk=deck_cards[5].pk).update(archived=True)
-    other, _ = other_learner_client()
+    other, _ = make_learner("brian")
     _memory(other, deck_cards[6], due=now, last_review=now - timedelta(hours=1))
     unstudied = second_deck(cards=3)
 
@@ -288,7 +289,7 @@ def test_mastery_is_the_mean_retrievability_by_hand(paris_learner, deck_cards):
 
 
 def test_api_shape_isolation_and_constant_queries(learner_client, learner, deck_cards):
-    _, other_client = other_learner_client()
+    _, other_client = make_learner("brian")
     batch = [body for card in deck_cards[:2] for body in leech_reviews(card, lapses=2, start=days_ago(40))]
     assert other_client.post("/api/v1/reviews/batch/", {"reviews": batch}, format="json").status_code == 200
 

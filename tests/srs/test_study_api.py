@@ -22,7 +22,8 @@ from apps.srs.models import CardMemory
 from apps.srs.selectors import DEFAULT_STUDY_LIMIT, LEARN_AHEAD, MAX_STUDY_LIMIT, StudyQueue, deck_study_queue_get
 from apps.srs.serializers import StudyOutput
 from apps.srs.study_output import study_data
-from tests.srs.conftest import DECK, make_learner, post_review, review_body, without_recall_time
+from tests.support.api import make_learner
+from tests.support.reviews import DECK, post_review, review_body, without_recall_time
 
 pytestmark = pytest.mark.django_db
 

@@ -26,7 +26,8 @@ from apps.srs.memory import memory_state_of
 from apps.srs.models import CardMemory, ReviewKind, ReviewLog
 from apps.srs.scheduling import MemoryState, Rating, ReviewEvent, replay
 from apps.srs.services import ReviewInput, review_submit, review_undo, reviews_submit
-from tests.srs.conftest import JOIN_TIMEOUT_S, client_for, learner_with_token, load_balancing_off
+from tests.support.api import client_with_token, learner_with_token
+from tests.support.reviews import JOIN_TIMEOUT_S, load_balancing_off
 
 postgresql_only = pytest.mark.skipif(
     connection.vendor != "postgresql",
@@ -334,7 +335,7 @@ def test_an_upload_while_another_holds_the_learners_turn_is_refused_at_once_and_
         reviews_submit(learner=learner, reviews=[_review(card, NOW - timedelta(days=7), 2) for card in cards], now=NOW)
 
     def send() -> Any:
-        return client_for(token).post("/api/v1/reviews/batch/", {"reviews": reviews}, format="json")
+        return client_with_token(token).post("/api/v1/reviews/batch/", {"reviews": reviews}, format="json")
 
     response, waited = _refused_while_held(another_upload, send)
 
@@ -360,12 +361,12 @@ def test_a_review_kept_waiting_for_a_row_lock_is_refused_the_same_way(deck_cards
         list(CardMemory.objects.select_for_update().filter(learner=learner, card_id=card))
 
     response, waited = _refused_while_held(
-        lock_the_memory_row, lambda: client_for(token).post("/api/v1/reviews/", body, format="json")
+        lock_the_memory_row, lambda: client_with_token(token).post("/api/v1/reviews/", body, format="json")
     )
 
     _assert_sync_in_progress(response, waited)
     assert ReviewLog.objects.filter(learner=learner).count() == 1
-    assert client_for(token).post("/api/v1/reviews/", body, format="json").status_code == 201
+    assert client_with_token(token).post("/api/v1/reviews/", body, format="json").status_code == 201
 
 
 def test_the_review_endpoints_document_the_refusal_and_its_retry_after():

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from apps.accounts.devices import device_token_issue
-from tests.web.browser import DESKTOP, PHONE, VIEWPORTS, Browsing, Viewport, browsing
+from tests.support.browser import DESKTOP, PHONE, VIEWPORTS, Browsing, Viewport, browsing
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser

@@ -13,7 +13,7 @@ from apps.content.models import Lesson
 from apps.reminders.models import ReminderPreference
 from apps.reminders.services import reminder_preference_update, unsubscribe_url
 from apps.srs.models import ReviewKind, ReviewLog
-from tests.web.browser import PHONE, Browsing, browsing, first_deck, no_raw_json
+from tests.support.browser import PHONE, Browsing, browsing, first_deck, no_raw_json
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser

@@ -15,7 +15,7 @@ from apps.content.models import Deck
 from apps.reminders.models import ReminderPreference
 from apps.srs.models import SchedulingSettings
 from apps.srs.services import ReviewInput, reviews_submit
-from tests.web.browser import DESKTOP, Browsing, browsing, first_deck, fits_sideways, no_raw_json
+from tests.support.browser import DESKTOP, Browsing, browsing, first_deck, fits_sideways, no_raw_json
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser

@@ -10,14 +10,11 @@ import pytest
 
 from apps.content.models import PipelineExercise
 from apps.exercises.models import Submission, SubmissionStatus
-from tests.exercises.conftest import SIMULATOR, reference, requires_sandbox
-from tests.exercises.test_celery_grading import grading_worker
-from tests.web.browser import DESKTOP, PHONE, Browsing, Viewport
+from tests.support.browser import DESKTOP, PHONE, Browsing, Viewport
+from tests.support.grading import SIMULATOR, reference, requires_sandbox
 
 if TYPE_CHECKING:
     from playwright.sync_api import Locator
-
-__all__ = ["grading_worker"]
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -9,7 +9,7 @@ import pytest
 
 from apps.content.models import LessonBlock, Question
 from apps.quizzes.models import LessonAnswer, QuestionMemory
-from tests.web.browser import SCREENSHOTS_DIR, Browsing
+from tests.support.browser import SCREENSHOTS_DIR, Browsing
 
 if TYPE_CHECKING:
     from playwright.sync_api import Locator

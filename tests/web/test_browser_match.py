@@ -10,7 +10,7 @@ import pytest
 from apps.accounts.models import LearnerProfile
 from apps.content.models import Card, Course, Deck, Lesson
 from apps.games.models import MatchAttempt, MatchBoard, MatchItem
-from tests.web.browser import PHONE, Browsing, Viewport, browsing
+from tests.support.browser import PHONE, Browsing, Viewport, browsing
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Locator

@@ -9,7 +9,7 @@ import pytest
 from apps.content.models import Card, Deck
 from apps.content.services import content_archived_set
 from apps.srs.models import ReviewKind, ReviewLog
-from tests.web.browser import Browsing, first_deck, fits_sideways
+from tests.support.browser import Browsing, first_deck, fits_sideways
 
 if TYPE_CHECKING:
     pass

@@ -13,7 +13,7 @@ from apps.accounts.devices import device_token_issue
 from apps.content.models import Question, QuestionKind, Quiz
 from apps.quizzes.models import QuizAnswer, QuizAttempt
 from apps.quizzes.selectors import attempt_questions
-from tests.web.browser import DESKTOP, PHONE, Browsing
+from tests.support.browser import DESKTOP, PHONE, Browsing
 
 if TYPE_CHECKING:
     pass

@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 
 from apps.content.models import Concept, ConceptLink, ExplorerRegion
 from apps.explore.models import RegionVisit
-from tests.web.browser import DESKTOP, PHONE, Browsing, Viewport, browsing, fits_sideways
+from tests.support.browser import DESKTOP, PHONE, Browsing, Viewport, browsing, fits_sideways
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser

@@ -12,7 +12,7 @@ import textwrap
 
 import pytest
 
-from tests.conftest import REPO_ROOT
+from tests.support.paths import REPO_ROOT
 from worker import sandbox
 from worker.sandbox import Limits, SandboxResult, run_sandboxed
 

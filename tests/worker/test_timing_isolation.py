@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import REPO_ROOT
-from tests.exercises.conftest import GRADER_DATA_DIR, SIMULATOR, grader_config_for_tests, reference, requires_sandbox
-from tests.processes import wait_until
+from tests.support.grading import GRADER_DATA_DIR, SIMULATOR, grader_config_for_tests, reference, requires_sandbox
+from tests.support.paths import REPO_ROOT
+from tests.support.processes import wait_until
 from worker.grader import Grader
 from worker.host import TimingLock, cpu_list_format, cpu_list_parse, timing_cpus_resolve
 from worker.timing import CpuTimes, cpu_times, round_speedups, rounds_to_use, run_load, speed_points

@@ -6,23 +6,14 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
-from apps.accounts.devices import device_token_issue
 from apps.content.models import Card, Deck
-from tests.srs.conftest import DECK
+from tests.support.reviews import DECK
 
 _NOT_COUNTED = ("SAVEPOINT", "RELEASE SAVEPOINT", "ROLLBACK TO SAVEPOINT")
-
-
-def other_learner_client(username: str = "brian") -> tuple[Any, APIClient]:
-    user = get_user_model().objects.create_user(username=username, password="yet another passphrase")
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {device_token_issue(user=user, device_name=None).key}")
-    return user, client
 
 
 def second_deck(cards: int = 3) -> Deck:

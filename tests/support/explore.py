@@ -1,4 +1,4 @@
-"""Helpers for the explore tests: the shipped course's slugs and a constellation reader."""
+"""Exploring as the tests do: the shipped course's slugs and a constellation reader."""
 
 from __future__ import annotations
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from django.apps import apps
 from django.db import models
 
 from apps.content.models import (
@@ -187,3 +188,11 @@ def write_course(folder: Path, document: dict[str, Any], name: str | None = None
     path = folder / (name or f"{document['slug']}.yaml")
     path.write_text(to_yaml(document), encoding="utf-8")
     return path
+
+
+def content_rows() -> dict[str, list[dict[str, Any]]]:
+    """Every row of every content table, many-to-many tables included, as stored."""
+    return {
+        model._meta.label: list(model._default_manager.order_by("pk").values())
+        for model in apps.get_app_config("content").get_models(include_auto_created=True)
+    }

@@ -1,0 +1,13 @@
+"""Spaced repetition's fixed names and limits that other modules share: the tasks it hands to workers."""
+
+from __future__ import annotations
+
+# Tasks are published by these names (apps.common.publish); the tasks module registers them under them.
+ANKI_HISTORY_IMPORT_TASK = "apps.srs.tasks.anki_history_import"
+RESCHEDULE_TASK = "apps.srs.tasks.reschedule"
+PARAMETER_FIT_TASK = "apps.srs.tasks.parameter_fit"
+RETENTION_ADVICE_TASK = "apps.srs.tasks.retention_advice"
+
+# The broker gets one short try; work it did not take stays queued in its row, and each kind's resume job
+# (or the nightly dispatch, for fits) hands it over again.
+PUBLISH_TIMEOUT_SECONDS = 2.0

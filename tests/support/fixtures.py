@@ -1,0 +1,159 @@
+"""Fixtures every part of the suite may ask for: users and their clients, loaded content, mail, throttles."""
+
+from __future__ import annotations
+
+import io
+import mailbox
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.test import Client
+from rest_framework.test import APIClient
+
+from apps.accounts.devices import device_token_issue
+from tests.support.paths import DECKS_DIR, REPO_ROOT
+from tests.support.processes import free_port, worker_database_url
+
+SMTP_STARTUP_TIMEOUT_S = 20
+
+
+@pytest.fixture
+def learner(db):
+    return get_user_model().objects.create_user(
+        username="ada", password="correct horse battery", email="ada@example.com"
+    )
+
+
+@pytest.fixture
+def staff_user(db):
+    return get_user_model().objects.create_user(
+        username="grace", password="another long passphrase", is_staff=True, is_superuser=True
+    )
+
+
+@pytest.fixture
+def staff_client(staff_user) -> Client:
+    """A browser session signed in as staff, for the admin."""
+    client = Client()
+    client.force_login(staff_user)
+    return client
+
+
+@pytest.fixture
+def api_client() -> APIClient:
+    return APIClient()
+
+
+@pytest.fixture
+def learner_client(learner) -> APIClient:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {device_token_issue(user=learner, device_name=None).key}")
+    return client
+
+
+@pytest.fixture
+def deliver_account_emails(db) -> Callable[[], list[str]]:
+    """Sends every queued account email as the worker does; returns the statuses, in the order queued.
+
+    Account email leaves the request through an outbox; the tests' broker has no worker to send it."""
+    from apps.accounts.mail import account_email_send
+    from apps.accounts.models import AccountEmail, AccountEmailStatus
+
+    def deliver() -> list[str]:
+        queued = AccountEmail.objects.filter(status=AccountEmailStatus.QUEUED).order_by("pk")
+        return [account_email_send(email_id=email_id) for email_id in list(queued.values_list("pk", flat=True))]
+
+    return deliver
+
+
+@pytest.fixture
+def smtp_server(tmp_path: Path) -> Iterator[tuple[int, Path]]:
+    """aiosmtpd in its own process, delivering into a Maildir."""
+    port = free_port()
+    maildir = tmp_path / "maildir"
+    mailbox.Maildir(maildir, create=True)
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "aiosmtpd",
+            "-n",
+            "-l",
+            f"127.0.0.1:{port}",
+            "-c",
+            "aiosmtpd.handlers.Mailbox",
+            str(maildir),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + SMTP_STARTUP_TIMEOUT_S
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            if server.poll() is not None or time.monotonic() > deadline:
+                server.kill()
+                pytest.fail(f"SMTP server did not start: {server.stderr.read().decode() if server.stderr else ''}")
+            time.sleep(0.1)
+    try:
+        yield port, maildir
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+@pytest.fixture
+def shipped_course(db) -> None:
+    """The course that ships in decks/, loaded through the real command."""
+    call_command("load_decks", str(DECKS_DIR), stdout=io.StringIO())
+
+
+@pytest.fixture(autouse=True)
+def throttles_start_afresh() -> None:
+    """Request rates are counted in the cache, which outlives a test: each test starts with none counted."""
+    from apps.common.throttling import throttle_history_clear
+
+    throttle_history_clear()
+
+
+@pytest.fixture
+def grading_worker(shipped_course, tmp_path: Path) -> Iterator[subprocess.Popen]:
+    """A real Celery worker on the grading queue, with a warm grader, on the test database."""
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "quizsite.test_settings",
+        "DATABASE_URL": worker_database_url(),
+        "GRADER_WARM_ON_START": "true",
+    }
+    process = subprocess.Popen(
+        [
+            sys.executable, "-m", "celery", "-A", "quizsite", "worker",
+            "--queues", "gpu", "--pool", "prefork", "--concurrency", "1",
+            "--hostname", f"grader-test-{uuid.uuid4().hex[:8]}@%h",
+            "--without-mingle", "--without-gossip", "--loglevel", "INFO",
+        ],
+        cwd=REPO_ROOT,
+        env=env,
+        # A file, not a pipe: a pipe nobody reads fills up with the worker's log and stops it.
+        stdout=(tmp_path / "grading-worker.log").open("wb"),
+        stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    yield process
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
