@@ -91,13 +91,13 @@ def _package(guids: list[str], entries: int) -> bytes:
 def main(cards: int, entries: int) -> None:
     from django.contrib.auth import get_user_model
 
-    from apps.interchange.anki_package import anki_package_read
-    from apps.srs.anki_history import (
+    from apps.interchange.anki_history import (
         _matching_cards,
         anki_history_import_create,
         anki_history_import_run,
         anki_history_plan,
     )
+    from apps.interchange.anki_package import anki_package_read
     from apps.srs.models import ReviewLog
 
     learner = get_user_model().objects.create_user(username="bench", password="bench-password-1")

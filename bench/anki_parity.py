@@ -42,11 +42,11 @@ def _one_collection(seed: int, folder: Path) -> dict[str, list[float]]:
     from apps.content.content_files.load import content_sources_load
     from apps.content.content_files.source import ContentSource
     from apps.content.models import Card, Course, Lesson
+    from apps.interchange.anki_history import anki_history_import_create, anki_history_import_run
     from apps.interchange.services import ImportSource, deck_import
-    from apps.srs.anki_history import anki_history_import_create, anki_history_import_run
-    from apps.srs.learner_settings import scheduling_settings_update
+    from apps.srs.core.scheduling import SchedulerConfig, fuzz_range, learner_days_between
     from apps.srs.models import CardMemory
-    from apps.srs.scheduling import SchedulerConfig, fuzz_range, learner_days_between
+    from apps.srs.settings.services import scheduling_settings_update
     from tests.support.api import learner_with_token
     from tests.support.course_files import minimal_course, to_yaml
     from tests.support.real_anki import anki_collection_studied

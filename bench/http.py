@@ -205,8 +205,8 @@ def logs_per_state(*, after_id: int, profile_id: int, per_state: int) -> None:
 
 def world_build(*, scale: bool, connections: int) -> World:
     """The courses, the measured learner, the reviewers and, with `scale`, the other learners around them."""
-    from apps.srs.config import scheduler_config_from_settings, scheduler_profile_id
     from apps.srs.models import SchedulingSettings
+    from apps.srs.settings.config import scheduler_config_from_settings, scheduler_profile_id
 
     rng = random.Random(20261204)
     now = datetime.now(UTC)

@@ -3,10 +3,10 @@
 Run: python -m bench.memory_model [--learners 20] [--days 150] [--test-days 28] [--seed 1] [--timing-learners 50]
 No database. Each simulated learner has true FSRS-6 parameters (the defaults, perturbed within the
 parameters' bounds) and a desired retention; they study every evening for DAYS days with the service's
-own scheduler (apps.srs.scheduling.review, default parameters, the study queue's order and learn-ahead),
+own scheduler (apps.srs.core.scheduling.review, default parameters, the study queue's order and learn-ahead),
 introducing NEW_CARDS_PER_DAY cards a day. Whether they recall a card is drawn (seeded) from the TRUE
 model's probability of recall; how they rate it from fsrs-rs's default rating shares. Parameters are then
-fitted on everything before the last TEST_DAYS days through apps.srs.optimizer (the code path the
+fitted on everything before the last TEST_DAYS days through apps.srs.core.optimizer (the code path the
 optimization task uses) and scored on the reviews of those last days: log loss and RMSE(bins) for the
 default parameters, the fitted ones and the true ones (the oracle); also for a fit on only the items
 whose last review is a day or more after the one before, and for the parameters the task would leave in
@@ -31,7 +31,7 @@ from datetime import UTC, date, datetime, timedelta
 import fsrs_rs_python
 from fsrs.scheduler import LOWER_BOUNDS_PARAMETERS, UPPER_BOUNDS_PARAMETERS
 
-from apps.srs.optimizer import (
+from apps.srs.core.optimizer import (
     FitMetrics,
     LoggedReview,
     fsrs_items_from_reviews,
@@ -40,7 +40,7 @@ from apps.srs.optimizer import (
     parameters_evaluate,
     parameters_fit,
 )
-from apps.srs.scheduling import (
+from apps.srs.core.scheduling import (
     DEFAULT_PARAMETERS,
     DEFAULT_RELEARNING_STEPS_SECONDS,
     MemoryStage,

@@ -4,7 +4,7 @@ Run: python -m bench.parameter_fit [--sizes 2500,100000] [--repeats 3] [--seed 1
 No database. For each size, one simulated learner's log of that many reviews: cards start NEW_PER_DAY
 a day (enough of them that the log spans about SPAN_DAYS days), each reviewed REVIEWS_PER_CARD times
 at intervals the default FSRS-6 weights give (a half to twice the stability), recalled as a learner
-with other true weights would (seeded draws). Then, as apps.srs.optimization runs a fit: the log
+with other true weights would (seeded draws). Then, as apps.srs.adaptation.optimization runs a fit: the log
 becomes FSRS items split in time (the latest fifth of long-term reviews held out), fsrs-rs fits the
 21 weights on the earlier part, and the fitted and the default weights are both scored on the later
 part. Reading the log from the database is not included.
@@ -25,14 +25,14 @@ from typing import Any
 
 import fsrs_rs_python
 
-from apps.srs.optimizer import (
+from apps.srs.core.optimizer import (
     LoggedReview,
     items_split_by_time,
     long_term_item_count,
     parameters_evaluate,
     parameters_fit,
 )
-from apps.srs.scheduling import DEFAULT_PARAMETERS
+from apps.srs.core.scheduling import DEFAULT_PARAMETERS
 
 REVIEWS_PER_CARD = 10
 SPAN_DAYS = 1_000

@@ -35,9 +35,9 @@ def learner_seed(*, cards: int, rng: random.Random) -> int:
     from django.contrib.auth import get_user_model
 
     from apps.content.models import Card, Course, Deck, Lesson
-    from apps.srs.memory import memory_state_store
+    from apps.srs.core.scheduling import Rating, SchedulerConfig, card_fuzz_seed, review
     from apps.srs.models import CardMemory
-    from apps.srs.scheduling import Rating, SchedulerConfig, card_fuzz_seed, review
+    from apps.srs.reviews.memory import memory_state_store
 
     course = Course.objects.create(slug="resched-course", title="Rescheduling course")
     lesson = Lesson.objects.create(course=course, slug="resched-lesson", title="Lesson", position=0)
@@ -82,8 +82,8 @@ def learner_seed(*, cards: int, rng: random.Random) -> int:
 
 
 def timed_run(learner_id: int, *, reason: str) -> tuple[float, object]:
+    from apps.srs.adaptation.rescheduling import reschedule_run
     from apps.srs.models import Reschedule
-    from apps.srs.rescheduling import reschedule_run
 
     row = Reschedule.objects.get(learner_id=learner_id, status="queued")
     started = time.perf_counter()
@@ -105,8 +105,8 @@ def main() -> None:
     with bench_database():
         from django.contrib.auth import get_user_model
 
-        from apps.srs.learner_settings import scheduling_settings_update
-        from apps.srs.rescheduling import RESCHEDULE_BATCH, learner_reschedule_start
+        from apps.srs.adaptation.rescheduling import RESCHEDULE_BATCH
+        from apps.srs.settings.services import learner_reschedule_start, scheduling_settings_update
 
         started = time.perf_counter()
         learner_id = learner_seed(cards=args.cards, rng=random.Random(args.seed))

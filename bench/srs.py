@@ -211,9 +211,9 @@ def _memory_line(
 
 def measured_learner_seed(*, card_ids: list[int], profile_id: int, now: datetime) -> str:
     """The learner whose study queue is timed: 300 states in a 500-card deck, a few reviews done today."""
-    from apps.srs.config import learner_day_bounds
+    from apps.srs.core.scheduling import MemoryStage
     from apps.srs.models import ReviewLog, SchedulingSettings
-    from apps.srs.scheduling import MemoryStage
+    from apps.srs.settings.config import learner_day_bounds
 
     (learner_id,) = learners_create(1, start=0)
     stamp, first = _ts(now), _ts(now - timedelta(days=30))
@@ -540,8 +540,8 @@ def trivial_queries(token: str) -> int:
 
 
 def main(explain: bool) -> None:
-    from apps.srs.config import scheduler_config_from_settings, scheduler_profile_id
     from apps.srs.models import SchedulingSettings
+    from apps.srs.settings.config import scheduler_config_from_settings, scheduler_profile_id
 
     run_started = time.perf_counter()
     rng = random.Random(20261129)

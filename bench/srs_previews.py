@@ -23,14 +23,14 @@ import tracemalloc
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 
-from apps.srs.load_balancing import (
+from apps.srs.core.load_balancing import (
     DueLoad,
     balance_days,
     due_balanced,
     preview_states,
     previews_balanced,
 )
-from apps.srs.scheduling import (
+from apps.srs.core.scheduling import (
     MemoryStage,
     MemoryState,
     Rating,

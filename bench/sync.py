@@ -114,10 +114,10 @@ def learner_seed(*, name: str, reviews: int, card_ids: list[int], end: datetime,
     from django.contrib.auth import get_user_model
 
     from apps.accounts.devices import device_token_issue
-    from apps.srs.config import scheduler_config_from_settings, scheduler_profile_id
-    from apps.srs.memory import memory_state_store
+    from apps.srs.core.scheduling import Rating, ReviewEvent, replay
     from apps.srs.models import CardMemory, ReviewLog, SchedulingSettings
-    from apps.srs.scheduling import Rating, ReviewEvent, replay
+    from apps.srs.reviews.memory import memory_state_store
+    from apps.srs.settings.config import scheduler_config_from_settings, scheduler_profile_id
 
     user = get_user_model().objects.create_user(username=name, password=None)
     settings = SchedulingSettings(learner=user)
@@ -222,7 +222,7 @@ def in_process_batch(learner: Learner, reviews: list[dict[str, Any]], *, explain
     """One late batch through the service in this process: its SQL statements, and the slowest ones."""
     from django.contrib.auth import get_user_model
 
-    from apps.srs.services import ReviewInput, reviews_submit
+    from apps.srs.reviews.services import ReviewInput, reviews_submit
 
     user = get_user_model().objects.get(pk=learner.id)
     inputs = [
@@ -265,10 +265,10 @@ def in_process_batch(learner: Learner, reviews: list[dict[str, Any]], *, explain
 
 def database_replays(learner_id: int, card_ids: set[int] | None = None) -> tuple[int, list[str]]:
     """Compare every (or the given) card's memory and standing reviews with a full replay; returns reviews, faults."""
-    from apps.srs.config import scheduler_config_from_json
-    from apps.srs.memory import memory_state_of
+    from apps.srs.core.scheduling import Rating, ReviewEvent, replay
     from apps.srs.models import CardMemory, ReviewKind, ReviewLog, SchedulerProfile
-    from apps.srs.scheduling import Rating, ReviewEvent, replay
+    from apps.srs.reviews.memory import memory_state_of
+    from apps.srs.settings.config import scheduler_config_from_json
 
     configs = {
         pk: scheduler_config_from_json(config) for pk, config in SchedulerProfile.objects.values_list("pk", "config")

@@ -415,7 +415,7 @@ SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]["BackgroundJobStatusEnum"] = ["queue
 # Retention advice is ready, still being computed, or failed: a status of its own beside the jobs'.
 SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]["RetentionAdviceStatusEnum"] = ["computing", "ready", "failed"]  # type: ignore[index]
 # Nightly, at an hour most learners sleep: each learner due a fit of their FSRS weights to their own
-# reviews (apps.srs.optimization says when) gets one task; a fit takes well under a second.
+# reviews (apps.srs.adaptation.optimization says when) gets one task; a fit takes well under a second.
 CELERY_BEAT_SCHEDULE["parameter-fits-dispatch"] = {
     "task": "apps.srs.tasks.parameter_fits_dispatch",
     "schedule": crontab(hour=3, minute=30),

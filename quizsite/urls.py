@@ -12,6 +12,7 @@ api_v1: list[URLPattern | URLResolver] = [
     path("", include("apps.accounts.urls")),
     path("", include("apps.content.urls")),
     path("", include("apps.srs.urls")),
+    path("", include("apps.interchange.api_urls")),
     path("", include("apps.exercises.urls")),
     path("", include("apps.games.urls")),
     path("", include("apps.quizzes.urls")),

@@ -22,8 +22,6 @@ from apps.explore.models import RegionVisit
 from apps.games.models import MatchAttempt, MatchBoard, MatchItem
 from apps.quizzes.models import LessonAnswer, QuestionMemory, QuizAnswer, QuizAttempt
 from apps.reminders.models import ReminderEmail, ReminderPreference
-from apps.srs.config import scheduler_config_get
-from apps.srs.learner_settings import SETTINGS_FIELDS
 from apps.srs.models import (
     AnkiHistoryImport,
     CardMemory,
@@ -34,7 +32,9 @@ from apps.srs.models import (
     SchedulingSettings,
     StoredRetentionAdvice,
 )
-from apps.srs.recall import RecallBasis
+from apps.srs.reviews.recall import RecallBasis
+from apps.srs.settings.config import scheduler_config_get
+from apps.srs.settings.rules import SETTINGS_FIELDS
 
 EXPORT_FORMAT_VERSION = 1
 

@@ -16,9 +16,10 @@ from apps.accounts.models import LearnerProfile
 from apps.accounts.profiles import PROFILE_FIELDS, ProfileInvalid, learner_profile_get, learner_profile_update
 from apps.reminders.models import ReminderPreference
 from apps.reminders.services import reminder_preference_get, reminder_preference_update
-from apps.srs.config import scheduling_settings_get
-from apps.srs.learner_settings import SettingsInvalid, scheduling_settings_update
 from apps.srs.models import SchedulingSettings
+from apps.srs.settings.config import scheduling_settings_get
+from apps.srs.settings.rules import SettingsInvalid
+from apps.srs.settings.services import scheduling_settings_update
 
 # The scheduling settings a learner sees on their account; the rest stay on /settings/scheduling/.
 SCHEDULING_FIELDS: tuple[str, ...] = (

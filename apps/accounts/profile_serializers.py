@@ -10,13 +10,13 @@ from apps.accounts.me import REMINDER_HOUR_RANGE, Account, unknown_fields
 from apps.accounts.models import DISPLAY_NAME_MAX_LENGTH
 from apps.common.fields import JSONBooleanField, JSONIntegerField, JSONNumberField, SingleLineCharField
 from apps.common.schema import body_rules
-from apps.srs.learner_settings import (
+from apps.srs.progress.serializers import SETTINGS_KEYWORDS
+from apps.srs.settings.rules import (
     DAY_START_HOUR_RANGE,
     MAX_REVIEWS_PER_DAY_RANGE,
     NEW_CARDS_PER_DAY_RANGE,
     RETENTION_RANGE,
 )
-from apps.srs.progress_serializers import SETTINGS_KEYWORDS
 
 
 @body_rules(

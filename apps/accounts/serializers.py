@@ -7,7 +7,7 @@ from apps.accounts.models import DEVICE_NAME_MAX_LENGTH, DISPLAY_NAME_MAX_LENGTH
 from apps.accounts.profile_serializers import MeOutput
 from apps.common.fields import CleanEmailField, SingleLineCharField
 from apps.common.schema import body_rules
-from apps.srs.progress_serializers import SETTINGS_KEYWORDS
+from apps.srs.progress.serializers import SETTINGS_KEYWORDS
 
 _PASSWORD_MAX_LENGTH = 256
 

@@ -28,8 +28,9 @@ from apps.accounts.mail import REGISTRATION_SALT, account_email_queue, account_u
 from apps.accounts.models import AccountEmailKind, DeviceToken, PendingRegistration
 from apps.accounts.profiles import learner_profile_errors, learner_profile_update
 from apps.common.errors import DomainError, RetryLater
-from apps.srs.learner_settings import scheduling_settings_errors, scheduling_settings_update, scheduling_settings_values
 from apps.srs.models import ReviewLog, SchedulingSettings
+from apps.srs.settings.rules import scheduling_settings_errors, scheduling_settings_values
+from apps.srs.settings.services import scheduling_settings_update
 
 logger = logging.getLogger(__name__)
 

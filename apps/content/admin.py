@@ -60,8 +60,6 @@ from apps.content.services import (
     positioned_save,
     positions_permute,
 )
-from apps.interchange.admin_views import deck_import_view
-from apps.interchange.anki_export_admin import anki_package_export
 
 # The largest course file in decks/ is well under 1 MB; 5 MB leaves room to grow while keeping a
 # mistaken upload (a dataset, a model file) from being parsed in the web process.
@@ -689,7 +687,7 @@ class LessonBlockAdmin(CourseRulesAdmin, PositionedAdmin):
 
 @admin.register(Deck)
 class DeckAdmin(CourseRulesAdmin, PositionedArchivableAdmin):
-    actions = [*PositionedArchivableAdmin.actions, anki_package_export]
+    # Importing and exporting Anki packages are added by apps.interchange.admin.
     list_display = ("title", "slug", "lesson", "position", "archived")
     list_editable = ("archived",)
     list_filter = (ArchivedStatusFilter, "lesson__course", "lesson")
@@ -698,20 +696,6 @@ class DeckAdmin(CourseRulesAdmin, PositionedArchivableAdmin):
     autocomplete_fields = ("lesson",)
     inlines = (CardInline,)
     position_parent = "lesson"
-
-    def get_urls(self) -> list[URLPattern]:
-        # Before the default URLs, whose "<object_id>/" pattern would otherwise match "import-anki/".
-        return [
-            path(
-                "import-anki/",
-                self.admin_site.admin_view(self.import_anki_view),
-                name=f"{self.opts.app_label}_{self.opts.model_name}_import_anki",
-            ),
-            *super().get_urls(),
-        ]
-
-    def import_anki_view(self, request: HttpRequest) -> HttpResponse:
-        return deck_import_view(self, request)
 
 
 @admin.register(Card)
@@ -731,7 +715,8 @@ class CardAdmin(CourseRulesAdmin, previews.CardPreviewAdmin, PositionedArchivabl
 
 
 @admin.register(Question)
-class QuestionAdmin(CourseRulesAdmin, previews.QuestionPreviewAdmin, PositionedArchivableAdmin):
+class QuestionAdmin(CourseRulesAdmin, PositionedArchivableAdmin):
+    # Its preview, which grades a tried answer as a quiz does, is added by apps.quizzes.admin.
     list_display = ("slug", "prompt_excerpt", "kind", "lesson", "position", "archived")
     list_editable = ("archived",)
     list_filter = (ArchivedStatusFilter, "kind", "lesson__course", "lesson")

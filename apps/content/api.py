@@ -27,9 +27,7 @@ from apps.content.serializers import (
     LessonOutput,
     PublicQuestionOutput,
     SceneListOutput,
-    SceneOutput,
 )
-from apps.explore import selectors as explore_selectors
 
 _course_filter = OpenApiParameter("course", str, description="Only this course's items (its slug).")
 
@@ -136,12 +134,3 @@ class SceneListView(generics.ListAPIView):
 
     def get_queryset(self) -> QuerySet[Any]:
         return selectors.scenes_list()
-
-
-class SceneDetailView(generics.RetrieveAPIView):
-    """An explorer scene: the 3D model to load, its clickable regions, and when the learner last visited each."""
-
-    serializer_class = SceneOutput
-
-    def get_object(self) -> Any:
-        return explore_selectors.scene_get(slug=self.kwargs["slug"], learner=self.request.user)

@@ -23,6 +23,7 @@ from apps.content.models import (
     Question,
 )
 
+# A variant on purpose: counted on decks that are visible already, so a card's own flag is all that is left.
 _active_cards = Count("cards", filter=Q(cards__archived=False), distinct=True)
 
 
@@ -93,14 +94,13 @@ def deck_get(*, slug: str) -> Deck:
 
 
 def deck_cards_list(*, deck: Deck) -> QuerySet[Card]:
+    # A variant on purpose: the deck is one deck_get found visible, so its lesson and course are too.
     return Card.objects.filter(deck=deck, archived=False).order_by("position")
 
 
 def card_get(*, card_id: int) -> Card:
     return get_object_or_404(
-        Card.objects.filter(
-            archived=False, deck__archived=False, deck__lesson__archived=False, deck__lesson__course__archived=False
-        ).select_related("deck"),
+        Card.objects.visible().select_related("deck"),
         pk=card_id,
     )
 
@@ -129,7 +129,7 @@ def exercise_get(*, slug: str) -> PipelineExercise:
 
 def concept_graph_get(*, course_slug: str) -> tuple[Course, list[Concept], list[ConceptLink]]:
     course = get_object_or_404(Course.objects.filter(archived=False), slug=course_slug)
-    active_cards = Card.objects.filter(archived=False, deck__archived=False).only("id", "deck_id")
+    active_cards = Card.objects.visible().only("id", "deck_id")
     concepts = list(
         Concept.objects.filter(course=course, archived=False)
         .order_by("position")
@@ -162,24 +162,9 @@ def scene_get(*, slug: str) -> ExplorerScene:
     return get_object_or_404(scenes_list().prefetch_related(Prefetch("regions", queryset=regions)), slug=slug)
 
 
-def visible_card_filter(path: str = "") -> Q:
-    """Cards a learner may study: not archived, nor in an archived deck, lesson or course.
-
-    `path` leads from the queried model to the card, e.g. "card__" from a memory row.
-    """
-    return Q(
-        **{
-            f"{path}archived": False,
-            f"{path}deck__archived": False,
-            f"{path}deck__lesson__archived": False,
-            f"{path}deck__lesson__course__archived": False,
-        }
-    )
-
-
 def visible_card_ids_query(*, card_ids: Iterable[int]) -> QuerySet[Card, int]:
     """The ids of these cards a learner may study, as a query (to read it with others in one round trip)."""
-    return Card.objects.filter(visible_card_filter(), pk__in=set(card_ids)).values_list("pk", flat=True)
+    return Card.objects.visible().filter(pk__in=set(card_ids)).values_list("pk", flat=True)
 
 
 def visible_card_ids(*, card_ids: Iterable[int]) -> set[int]:

@@ -8,6 +8,7 @@ from django.conf import settings
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
+from apps.content.choice_ids import board_choice_keys, board_nonce_draw
 from apps.content.models import (
     BlockKind,
     Card,
@@ -24,7 +25,6 @@ from apps.content.models import (
     Question,
 )
 from apps.content.outputs import course_summary_data
-from apps.quizzes.choices import board_nonce_draw, question_board
 
 
 class CourseSummaryOutput(serializers.ModelSerializer):
@@ -83,10 +83,9 @@ class PublicQuestionOutput(serializers.ModelSerializer):
 
     def to_representation(self, question: Question) -> dict[str, Any]:
         nonce = board_nonce_draw()
-        board = question_board(question=question, nonce=nonce)
+        keys = board_choice_keys(question=question, nonce=nonce)
         texts = {choice.key: choice.text for choice in question.choices.all()}
-        ids = board.choice_ids_of(question.pk)
-        shown = [(choice_id, board.choice_key_of(question.pk, choice_id) or "") for choice_id in ids]
+        shown = [(choice_id, keys[choice_id]) for choice_id in sorted(keys)]
         return {
             "slug": question.slug,
             "kind": question.kind,

@@ -1,4 +1,7 @@
-"""The one rule for authored text: how titles, definitions, code and prose are normalized wherever they enter."""
+"""The rules for authored text: how titles, definitions, code and prose are normalized wherever they enter, and
+the form in which a typed answer is compared with the accepted ones."""
+
+import unicodedata
 
 # Only spaces and tabs count as trailing whitespace: other characters (a no-break space, a form feed) may be meant.
 _TRAILING_BLANKS = " \t"
@@ -21,3 +24,9 @@ def authored_text(value: str) -> str:
 def authored_line(value: str) -> str:
     """Single-line text (titles, terms, names, headings): surrounding whitespace removed."""
     return value.strip()
+
+
+def normalize_text(text: str) -> str:
+    """A typed answer as it is compared: NFKC and case folding (as NFKC_Casefold), no whitespace or punctuation."""
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+    return "".join(ch for ch in folded if not ch.isspace() and not unicodedata.category(ch).startswith("P"))

@@ -3,7 +3,6 @@
 from django.urls import path
 
 from apps.content import api
-from apps.interchange.anki_export_api import DeckAnkiPackageView
 
 urlpatterns = [
     path("courses/", api.CourseListView.as_view(), name="course-list"),
@@ -13,11 +12,9 @@ urlpatterns = [
     path("decks/", api.DeckListView.as_view(), name="deck-list"),
     path("decks/<slug:slug>/", api.DeckDetailView.as_view(), name="deck-detail"),
     path("decks/<slug:slug>/cards/", api.DeckCardListView.as_view(), name="deck-cards"),
-    path("decks/<slug:slug>/anki-package/", DeckAnkiPackageView.as_view(), name="deck-anki-package"),
     path("cards/<int:card_id>/", api.CardDetailView.as_view(), name="card-detail"),
     path("questions/<slug:slug>/", api.QuestionDetailView.as_view(), name="question-detail"),
     path("exercises/", api.ExerciseListView.as_view(), name="exercise-list"),
     path("exercises/<slug:slug>/", api.ExerciseDetailView.as_view(), name="exercise-detail"),
     path("explorer/", api.SceneListView.as_view(), name="scene-list"),
-    path("explorer/<slug:slug>/", api.SceneDetailView.as_view(), name="scene-detail"),
 ]

@@ -22,9 +22,9 @@ from apps.exercises.models import Submission, SubmissionStatus
 from apps.explore.models import RegionVisit
 from apps.games.models import MatchBoard
 from apps.quizzes.models import QuizAttempt
-from apps.srs.config import scheduling_settings_get
+from apps.srs.core.scheduling import Rating
 from apps.srs.models import DeckPass, ReviewKind, ReviewLog, ReviewSource
-from apps.srs.scheduling import Rating
+from apps.srs.settings.config import scheduling_settings_get
 
 # Times are stored to the microsecond: "older than t plus one microsecond" means "at t or older".
 _TICK = timedelta(microseconds=1)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import urlencode
 
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import status
+from rest_framework import generics, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -14,8 +15,9 @@ from rest_framework.views import APIView
 from apps.common.clock import time_text
 from apps.common.query import query_params_validate
 from apps.common.schema import error_statuses
+from apps.content.serializers import SceneOutput
+from apps.explore import selectors
 from apps.explore.activity import ACTIVITY_KINDS, activity_page
-from apps.explore.selectors import constellation_get
 from apps.explore.serializers import (
     ActivityItemOutput,
     ActivityPageOutput,
@@ -24,7 +26,7 @@ from apps.explore.serializers import (
     RegionVisitInput,
     RegionVisitOutput,
 )
-from apps.explore.services import region_visit_record
+from apps.explore.services import constellation_layout_ensure, region_visit_record
 
 
 class ConstellationView(APIView):
@@ -38,7 +40,11 @@ class ConstellationView(APIView):
         ),
     )
     def get(self, request: Request, slug: str) -> Response:
-        constellation = constellation_get(course_slug=slug, learner=request.user, now=timezone.now())
+        now = timezone.now()
+        graph = selectors.course_graph_get(course_slug=slug)
+        # The stored layout, computed and stored again only when the graph changed since.
+        layout = constellation_layout_ensure(course=graph.course, slugs=graph.slugs, links=graph.link_keys, now=now)
+        constellation = selectors.constellation_get(graph=graph, layout=layout, learner=request.user, now=now)
         return Response(ConstellationOutput(constellation).data)
 
 
@@ -108,3 +114,12 @@ class ActivityView(APIView):
                 "next_before": time_text(page.next_before) if page.next_before is not None else None,
             }
         )
+
+
+class SceneDetailView(generics.RetrieveAPIView):
+    """An explorer scene: the 3D model to load, its clickable regions, and when the learner last visited each."""
+
+    serializer_class = SceneOutput
+
+    def get_object(self) -> Any:
+        return selectors.scene_get(slug=self.kwargs["slug"], learner=self.request.user)

@@ -6,17 +6,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db.models import OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db.models import OuterRef, Prefetch, QuerySet, Subquery
 from django.shortcuts import get_object_or_404
 
 from apps.content.models import Card, Concept, ConceptLink, Course, ExplorerRegion, ExplorerScene, LinkKind
 from apps.content.selectors import scenes_list
 from apps.explore.layout import LinkKey, Position
 from apps.explore.models import ConstellationLayout, RegionVisit
-from apps.explore.services import constellation_layout_ensure
-from apps.srs.config import scheduler_config_get
 from apps.srs.models import CardMemory
-from apps.srs.recall import CardRecall, RecallBasis, mastery_of
+from apps.srs.reviews.recall import CardRecall, RecallBasis, mastery_of
+from apps.srs.settings.config import scheduler_config_get
 
 # How a link reads from its target's side: "Shuffling enables X" becomes "X is enabled by Shuffling".
 INVERSE_LABELS: dict[str, str] = {
@@ -27,10 +26,6 @@ INVERSE_LABELS: dict[str, str] = {
     LinkKind.CONTRASTS: "contrasts with",
     LinkKind.PREVENTS: "is prevented by",
 }
-
-_VISIBLE_CARD = Q(
-    archived=False, deck__archived=False, deck__lesson__archived=False, deck__lesson__course__archived=False
-)
 
 
 def link_label(kind: str) -> str:
@@ -88,14 +83,27 @@ class Constellation:
     edges: list[Edge]
 
 
-def constellation_get(*, course_slug: str, learner: Any, now: datetime) -> Constellation:
-    """Every visible concept with its links, cards, stored 3D position and the learner's mastery.
+@dataclass(frozen=True)
+class CourseGraph:
+    """A course's visible concepts (with their visible cards) and the links between them."""
 
-    A fixed number of queries whatever the size of the course: the course, its concepts with
-    their cards, its links, the stored layout, and the learner's memories of all those cards.
-    """
+    course: Course
+    concepts: list[Concept]
+    links: list[ConceptLink]
+
+    @property
+    def slugs(self) -> list[str]:
+        return [concept.slug for concept in self.concepts]
+
+    @property
+    def link_keys(self) -> list[LinkKey]:
+        return [(link.source.slug, link.target.slug, link.kind) for link in self.links]
+
+
+def course_graph_get(*, course_slug: str) -> CourseGraph:
+    """The visible course's concepts and links, in three queries whatever the course's size."""
     course = get_object_or_404(Course.objects.filter(archived=False), slug=course_slug)
-    cards = Card.objects.filter(_VISIBLE_CARD).select_related("deck").only("id", "slug", "term", "deck__slug")
+    cards = Card.objects.visible().select_related("deck").only("id", "slug", "term", "deck__slug")
     concepts = list(
         Concept.objects.filter(course=course, archived=False)
         .order_by("slug")
@@ -109,21 +117,24 @@ def constellation_get(*, course_slug: str, learner: Any, now: datetime) -> Const
         .only("kind", "source__slug", "source__name", "target__slug", "target__name")
         .order_by("source__slug", "target__slug", "kind")
     )
-    link_keys: list[LinkKey] = [(link.source.slug, link.target.slug, link.kind) for link in links]
-    layout = constellation_layout_ensure(
-        course=course, slugs=[concept.slug for concept in concepts], links=link_keys, now=now
-    )
+    return CourseGraph(course=course, concepts=concepts, links=links)
 
+
+def constellation_get(*, graph: CourseGraph, layout: ConstellationLayout, learner: Any, now: datetime) -> Constellation:
+    """Every concept of the graph with its links, cards, position in `layout` and the learner's mastery.
+
+    One query more than the graph's, whatever its size: the learner's memories of all its cards.
+    """
     nodes = {
         concept.slug: Node(
             concept=concept,
             position=_position(layout.positions.get(concept.slug)),
             cards=list(concept.cards.all()),
         )
-        for concept in concepts
+        for concept in graph.concepts
     }
     edges = []
-    for link in links:
+    for link in graph.links:
         label = link_label(link.kind)
         edges.append(Edge(source=link.source.slug, target=link.target.slug, kind=link.kind, label=label))
         nodes[link.source.slug].links.append(NodeLink("outgoing", link.kind, label, link.target.slug, link.target.name))
@@ -131,7 +142,7 @@ def constellation_get(*, course_slug: str, learner: Any, now: datetime) -> Const
             NodeLink("incoming", link.kind, INVERSE_LABELS.get(link.kind, label), link.source.slug, link.source.name)
         )
     _add_mastery(list(nodes.values()), learner=learner, now=now)
-    return Constellation(course=course, layout=layout, nodes=list(nodes.values()), edges=edges)
+    return Constellation(course=graph.course, layout=layout, nodes=list(nodes.values()), edges=edges)
 
 
 def _position(stored: Any) -> Position:
@@ -169,7 +180,7 @@ def scene_get(*, slug: str, learner: Any) -> ExplorerScene:
         .order_by("-visited_at")
         .values("visited_at")[:1]
     )
-    cards = Card.objects.filter(_VISIBLE_CARD).select_related("deck").order_by("deck_id", "position", "id")
+    cards = Card.objects.visible().select_related("deck").order_by("deck_id", "position", "id")
     regions: QuerySet[ExplorerRegion] = (
         ExplorerRegion.objects.filter(archived=False)
         .annotate(last_visited_at=Subquery(last_visit))

@@ -11,5 +11,6 @@ urlpatterns: list[URLPattern] = [
         api.RegionVisitCreateView.as_view(),
         name="region-visit-create",
     ),
+    path("explorer/<slug:slug>/", api.SceneDetailView.as_view(), name="scene-detail"),
     path("activity/", api.ActivityView.as_view(), name="activity"),
 ]

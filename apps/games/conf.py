@@ -10,7 +10,7 @@ from typing import Any
 from django.conf import settings
 from django.core.checks import CheckMessage, Error
 
-from apps.srs.scheduling import Rating
+from apps.srs.core.scheduling import Rating
 
 DEFAULT_PENALTY_SECONDS = 5
 DEFAULT_EXPIRY_MINUTES = 60

@@ -10,12 +10,18 @@ from typing import Any
 from django.db.models import Count, F, Q, QuerySet, Window
 from django.db.models.functions import RowNumber
 
-from apps.accounts.profiles import learner_profile_get
+from apps.common.errors import NotFound
 from apps.content.models import Deck
 from apps.games.models import MatchBoard
-from apps.games.services import BoardNotFound
 
 LEADERBOARD_SIZE = 10
+
+
+class BoardNotFound(NotFound):
+    """The same answer for a board that does not exist and for another learner's board."""
+
+    def __init__(self) -> None:
+        super().__init__("No such board.")
 
 
 def board_status(board: MatchBoard, *, now: datetime) -> str:
@@ -117,8 +123,10 @@ def match_leaderboard_get(*, deck: Deck, pairs: int, learner: Any) -> Leaderboar
         )
         for index, board in enumerate(bests[:LEADERBOARD_SIZE])
     ]
-    profile = learner_profile_get(learner=learner)
-    opted_in = bool(profile.show_on_leaderboards and profile.display_name)
+    # The learner's profile row exists once they change it; until then they are not on any leaderboard.
+    profile = getattr(learner, "learner_profile", None)
+    display_name = profile.display_name if profile is not None and profile.show_on_leaderboards else ""
+    opted_in = bool(display_name)
     me: LeaderboardEntry | None = None
     own = (
         _listed_boards(deck=deck, pairs=pairs).filter(learner=learner).order_by("score_ms", "finished_at", "pk").first()
@@ -140,6 +148,6 @@ def match_leaderboard_get(*, deck: Deck, pairs: int, learner: Any) -> Leaderboar
             .count()
         )
         me = LeaderboardEntry(
-            rank=ahead + 1, display_name=profile.display_name, score_ms=own.score_ms, finished_at=own.finished_at
+            rank=ahead + 1, display_name=display_name, score_ms=own.score_ms, finished_at=own.finished_at
         )
     return Leaderboard(pairs=pairs, entries=entries, opted_in=opted_in, me=me)

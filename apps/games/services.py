@@ -18,16 +18,17 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Min, Q, Sum
 
-from apps.common.errors import Conflict, DomainError, IdempotencyKeyReused, NotFound
+from apps.common.errors import Conflict, DomainError, IdempotencyKeyReused
 from apps.content.models import Card, Deck
 from apps.content.selectors import deck_cards_list, deck_get, visible_card_ids
 from apps.games.conf import match_settings
 from apps.games.models import MAX_PAIRS, MIN_PAIRS, MatchAttempt, MatchBoard, MatchItem
-from apps.srs.config import scheduler_config_from_settings, scheduling_settings_get
-from apps.srs.memory import memory_state_of
+from apps.games.selectors import BoardNotFound
+from apps.srs.core.scheduling import MemoryStage, SchedulerConfig, retrievability
 from apps.srs.models import CardMemory, ReviewLog, ReviewSource
-from apps.srs.scheduling import MemoryStage, SchedulerConfig, retrievability
-from apps.srs.services import ReviewInput, reviews_submit
+from apps.srs.reviews.memory import memory_state_of
+from apps.srs.reviews.services import ReviewInput, reviews_submit
+from apps.srs.settings.config import scheduler_config_from_settings, scheduling_settings_get
 
 # Fixed forever: a match review's client id is uuid5 of this and "match:{board}:{card}", so a
 # retried request can never review the same card of the same board twice.
@@ -36,13 +37,6 @@ MATCH_REVIEW_NAMESPACE = uuid.UUID("6d1c7f0e-3a7b-5c2e-9f41-8b2d0c5e7a93")
 _ITEM_ID_BYTES = 12
 
 _random = secrets.SystemRandom()
-
-
-class BoardNotFound(NotFound):
-    """The same answer for a board that does not exist and for another learner's board."""
-
-    def __init__(self) -> None:
-        super().__init__("No such board.")
 
 
 class BoardFinished(Conflict):
@@ -110,7 +104,7 @@ def match_cards_pick(
          below the learner's desired retention; lowest retrievability first;
       3. new cards (never reviewed), at random;
       4. the rest (reviewed cards the learner knows well), at random.
-    Retrievability is `apps.srs.scheduling.retrievability` under the learner's own scheduler config;
+    Retrievability is `apps.srs.core.scheduling.retrievability` under the learner's own scheduler config;
     in 1 and 2 equal retrievability puts more lapses first. Equal keys are ordered at random. A card
     whose term or definition reads exactly like one already chosen is skipped, since two identical
     texts would make a pair ambiguous.

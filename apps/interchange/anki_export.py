@@ -215,6 +215,7 @@ def _note(
 
 
 def _decks_with_cards(decks: Sequence[Deck]) -> list[Deck]:
+    # A variant on purpose: staff export any deck they pick, archived or not; its archived cards stay out.
     live_cards = Card.objects.filter(archived=False).select_related("anki_origin__note_type").order_by("position", "pk")
     return list(
         Deck.objects.filter(pk__in=[deck.pk for deck in decks])

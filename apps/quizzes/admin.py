@@ -6,6 +6,9 @@ from django.contrib import admin
 from django.db import models
 from django.http import HttpRequest
 
+from apps.content.admin import QuestionAdmin
+from apps.content.models import Question
+from apps.quizzes.admin_previews import QuestionPreviewAdmin
 from apps.quizzes.models import QuestionMemory, QuizAnswer, QuizAttempt
 
 
@@ -48,3 +51,11 @@ class QuestionMemoryAdmin(ReadOnlyAdmin):
     list_select_related = ("learner", "question")
     search_fields = ("learner__username", "question__slug")
     ordering = ("due",)
+
+
+class QuestionWithPreviewAdmin(QuestionAdmin, QuestionPreviewAdmin):
+    """The content admin's question pages, with the preview that grades a tried answer as a quiz does."""
+
+
+admin.site.unregister(Question)
+admin.site.register(Question, QuestionWithPreviewAdmin)

@@ -2,26 +2,15 @@
 
 from __future__ import annotations
 
-import re
 import secrets
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from django.utils.crypto import salted_hmac
+from apps.content.choice_ids import CHOICE_ID_BYTES, board_choice_keys
 
 if TYPE_CHECKING:
     from apps.content.models import Question
     from apps.quizzes.models import QuizAttempt
-
-# 12 random bytes (96 bits), as for match boards: far beyond guessing, short enough to send back.
-CHOICE_ID_BYTES = 12
-# A board's nonce: as many random bytes as a choice id, so it is as hard to guess.
-BOARD_NONCE_BYTES = CHOICE_ID_BYTES
-BOARD_NONCE = re.compile(r"[A-Za-z0-9_-]{16}")
-# The salt predates the board's use outside the admin preview; changing it would change every id.
-_BOARD_SALT = "apps.content.previews.question_board"
-# As long as the ids an attempt shows a learner: 16 characters.
-_BOARD_CHOICE_ID_CHARS = 16
 
 _random = secrets.SystemRandom()
 
@@ -46,11 +35,6 @@ def choice_ids_draw(*, keys: Iterable[str]) -> list[tuple[str, str]]:
     return drawn
 
 
-def board_nonce_draw() -> str:
-    """A fresh nonce: the choices it derives come in a fresh order behind fresh ids."""
-    return secrets.token_urlsafe(BOARD_NONCE_BYTES)
-
-
 def question_board(*, question: Question, nonce: str) -> QuizAttempt:
     """An unsaved attempt that shows `question` with its choices behind ids derived from `nonce`.
 
@@ -60,10 +44,7 @@ def question_board(*, question: Question, nonce: str) -> QuizAttempt:
     """
     from apps.quizzes.models import QuizAttempt
 
-    keys = {
-        salted_hmac(_BOARD_SALT, f"{nonce}:{question.pk}:{choice.key}").hexdigest()[:_BOARD_CHOICE_ID_CHARS]: choice.key
-        for choice in question.choices.all()
-    }
+    keys = board_choice_keys(question=question, nonce=nonce)
     question_id = str(question.pk)
     return QuizAttempt(
         question_ids=[question.pk], choice_orders={question_id: sorted(keys)}, choice_keys={question_id: keys}

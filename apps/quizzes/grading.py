@@ -17,11 +17,12 @@ The rules, per kind (decks/SCHEMA.md and docs/games-and-quizzes.md describe them
 from __future__ import annotations
 
 import math
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from rapidfuzz.distance import DamerauLevenshtein
+
+from apps.content.text import normalize_text
 
 # Below this length one edit turns a word into another word ("batch" / "patch"), so no typo is forgiven.
 TYPO_MIN_LENGTH = 8
@@ -45,12 +46,6 @@ class Grade:
         if self.correct:
             return "correct"
         return "partial" if self.credit > 0 else "wrong"
-
-
-def normalize_text(text: str) -> str:
-    """NFKC and case folding (applied as NFKC_Casefold), then no whitespace or punctuation."""
-    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
-    return "".join(ch for ch in folded if not ch.isspace() and not unicodedata.category(ch).startswith("P"))
 
 
 def _is_plural(word: str, stem: str) -> bool:

@@ -7,8 +7,8 @@ from django.db import models
 from django.db.models import Q
 
 from apps.content.models import Question, Quiz
+from apps.srs.core.scheduling import MemoryStage
 from apps.srs.models import StoredMemoryState
-from apps.srs.scheduling import MemoryStage
 
 
 class AttemptMode(models.TextChoices):

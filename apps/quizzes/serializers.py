@@ -13,9 +13,9 @@ from rest_framework import serializers
 
 from apps.common.fields import CanonicalUUIDField, CleanCharField, CleanSlugField, JSONNumberField, SingleLineCharField
 from apps.common.schema import body_rules
+from apps.content.choice_ids import BOARD_NONCE
 from apps.content.models import Question, QuestionKind, Quiz
 from apps.quizzes import grading
-from apps.quizzes.choices import BOARD_NONCE
 from apps.quizzes.models import AttemptMode, LessonAnswer, QuizAnswer, QuizAttempt
 
 MAX_TEXT_ANSWER = 500

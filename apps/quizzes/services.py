@@ -15,18 +15,19 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from apps.common.errors import Conflict, DomainError, IdempotencyKeyReused, NotFound
+from apps.content.choice_ids import BOARD_NONCE
 from apps.content.models import Question, QuestionKind
 from apps.content.selectors import question_get, visible_card_ids
 from apps.quizzes import grading
-from apps.quizzes.choices import BOARD_NONCE, choice_ids_draw, question_board
+from apps.quizzes.choices import choice_ids_draw, question_board
 from apps.quizzes.models import AttemptMode, LessonAnswer, QuestionMemory, QuizAnswer, QuizAttempt
 from apps.quizzes.selectors import MAX_ID, active_quiz_items, quiz_get
-from apps.srs import scheduling
-from apps.srs.config import review_scheduling_get
-from apps.srs.memory import memory_state_of, memory_state_store
+from apps.srs.core import scheduling
+from apps.srs.core.scheduling import MemoryState, Rating, SchedulerConfig
 from apps.srs.models import ReviewSource
-from apps.srs.scheduling import MemoryState, Rating, SchedulerConfig
-from apps.srs.services import ReviewInput, reviews_submit
+from apps.srs.reviews.memory import memory_state_of, memory_state_store
+from apps.srs.reviews.services import ReviewInput, reviews_submit
+from apps.srs.settings.config import review_scheduling_get
 
 # client_review_id of a card review made by a quiz answer: uuid5 of this namespace and
 # "quiz:{attempt}:{question}:{card}" ("lesson:{lesson answer}:{question}:{card}" for an answer given

@@ -30,12 +30,11 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 
 from apps.common.errors import DomainError
-from apps.content.models import Deck
-from apps.content.selectors import visible_card_filter
+from apps.content.models import Deck, visible_card_filter
 from apps.reminders.models import ReminderEmail, ReminderPreference, ReminderStatus
-from apps.srs.config import learner_day_bounds
 from apps.srs.models import CardMemory, ReviewKind, ReviewLog, SchedulingSettings
-from apps.srs.stats import learner_day, streak_of_days, with_local_day
+from apps.srs.progress.stats import learner_day, streak_of_days, with_local_day
+from apps.srs.settings.config import learner_day_bounds
 
 logger = logging.getLogger(__name__)
 

@@ -9,7 +9,6 @@ from django.contrib import admin
 from django.http import HttpRequest
 
 from apps.common.admin import ReadOnlyAdmin
-from apps.srs.learner_settings import SETTINGS_FIELDS, scheduling_settings_errors
 from apps.srs.models import (
     AnkiHistoryImport,
     CardMemory,
@@ -21,6 +20,7 @@ from apps.srs.models import (
     SchedulingSettings,
     StoredRetentionAdvice,
 )
+from apps.srs.settings.rules import SETTINGS_FIELDS, scheduling_settings_errors
 
 
 class SchedulingSettingsForm(forms.ModelForm):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 # Tasks are published by these names (apps.common.publish); the tasks module registers them under them.
-ANKI_HISTORY_IMPORT_TASK = "apps.srs.tasks.anki_history_import"
 RESCHEDULE_TASK = "apps.srs.tasks.reschedule"
 PARAMETER_FIT_TASK = "apps.srs.tasks.parameter_fit"
 RETENTION_ADVICE_TASK = "apps.srs.tasks.retention_advice"

@@ -9,7 +9,7 @@ from django.db import models
 from django.db.models import Q
 
 from apps.content.models import Card, Deck
-from apps.srs.scheduling import (
+from apps.srs.core.scheduling import (
     DEFAULT_LEARNING_STEPS_SECONDS,
     DEFAULT_MAXIMUM_INTERVAL_DAYS,
     DEFAULT_RELEARNING_STEPS_SECONDS,

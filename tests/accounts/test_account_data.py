@@ -35,7 +35,7 @@ from apps.srs.models import (
     SchedulingSettings,
     StoredRetentionAdvice,
 )
-from apps.srs.services import ReviewInput, review_undo, reviews_submit
+from apps.srs.reviews.services import ReviewInput, review_undo, reviews_submit
 from tests.support.accounts import PASSWORD
 from tests.support.api import client_with_token
 

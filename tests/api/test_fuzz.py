@@ -35,7 +35,7 @@ from apps.common.throttling import throttle_history_clear
 from apps.content.models import Question, QuestionKind
 from apps.content.selectors import deck_cards_list, decks_list
 from apps.quizzes.models import QuizAttempt
-from apps.srs.learner_settings import time_zone_names
+from apps.srs.settings.rules import time_zone_names
 from tests.support.anki_packages import legacy_package
 
 # Bounded so the whole file stays well under two minutes; derandomized so a failure repeats. A

@@ -23,7 +23,7 @@ from rest_framework.views import APIView
 from apps.content.models import Card, Course, Deck, Lesson
 from apps.exercises.models import Submission
 from apps.srs.models import ReviewLog
-from apps.srs.services import BATCH_LIMIT
+from apps.srs.reviews.services import BATCH_LIMIT
 from quizsite.urls import urlpatterns as project_urlpatterns
 from tests.support.paths import DECKS_DIR
 from worker.limits import MAX_CODE_BYTES

@@ -24,7 +24,7 @@ from apps.exercises.models import Submission, SubmissionStatus, Verdict
 from apps.explore.models import RegionVisit
 from apps.games.models import MatchBoard, MatchItem
 from apps.quizzes.models import QuestionMemory, QuizAnswer, QuizAttempt
-from apps.srs.config import scheduler_profile_id
+from apps.srs.core.scheduling import MemoryStage, SchedulerConfig
 from apps.srs.models import (
     AnkiHistoryImport,
     AnkiHistoryStatus,
@@ -34,7 +34,7 @@ from apps.srs.models import (
     ReviewLog,
     SchedulingSettings,
 )
-from apps.srs.scheduling import MemoryStage, SchedulerConfig
+from apps.srs.settings.config import scheduler_profile_id
 
 pytestmark = pytest.mark.django_db
 

@@ -11,8 +11,8 @@ from django.test.utils import CaptureQueriesContext
 from apps.accounts.devices import device_token_issue
 from apps.accounts.models import DeviceToken
 from apps.common.prepared import PreparedQuery
-from apps.srs.learner_settings import scheduling_settings_update
 from apps.srs.models import SchedulingSettings
+from apps.srs.settings.services import scheduling_settings_update
 
 pytestmark = pytest.mark.django_db
 

@@ -16,12 +16,11 @@ from apps.content.services import content_archived_set
 from apps.explore import services
 from apps.explore.layout import BOX_HALF, layout_compute
 from apps.explore.models import ConstellationLayout
-from apps.explore.selectors import constellation_get
-from apps.srs.memory import memory_state_of
+from apps.srs.core.scheduling import SchedulerConfig, retrievability
 from apps.srs.models import CardMemory
-from apps.srs.scheduling import SchedulerConfig, retrievability
+from apps.srs.reviews.memory import memory_state_of
 from tests.support.api import make_learner
-from tests.support.explore import COURSE, constellation, coordinates
+from tests.support.explore import COURSE, constellation, constellation_of, coordinates
 from tests.support.paths import DECKS_DIR
 from tests.support.reviews import post_review, review_body, run_together
 
@@ -208,7 +207,7 @@ def test_mastery_is_the_mean_recall_now_and_fades_with_time(learner, learner_cli
     total = concept.cards.count()
 
     def mastery_at(moment):
-        found = constellation_get(course_slug=COURSE, learner=learner, now=moment)
+        found = constellation_of(learner=learner, now=moment)
         return next(node for node in found.nodes if node.concept.slug == "batching").mastery
 
     later = timezone.now() + timedelta(days=60)
@@ -269,9 +268,7 @@ def test_query_count_is_bounded_and_does_not_grow_with_content(
 def test_concurrent_first_requests_compute_and_store_one_layout(compute_calls):
     call_command("load_decks", str(DECKS_DIR), stdout=io.StringIO())
     learner, _ = make_learner("kim")
-    results = run_together(
-        4, lambda _: constellation_get(course_slug=COURSE, learner=learner, now=timezone.now()).layout
-    )
+    results = run_together(4, lambda _: constellation_of(learner=learner, now=timezone.now()).layout)
     assert ConstellationLayout.objects.count() == 1
     assert len(compute_calls) == 1
     stored = ConstellationLayout.objects.get()

@@ -9,8 +9,8 @@ import pytest
 
 from apps.games.models import MatchItem
 from apps.games.services import match_cards_pick
+from apps.srs.core.scheduling import MemoryStage, SchedulerConfig
 from apps.srs.models import CardMemory
-from apps.srs.scheduling import MemoryStage, SchedulerConfig
 from tests.support.games import START, new_board
 
 pytestmark = pytest.mark.django_db

@@ -8,9 +8,9 @@ from datetime import timedelta
 import pytest
 
 from apps.games.services import MATCH_REVIEW_NAMESPACE, match_review_id
+from apps.srs.core.scheduling import MemoryStage
 from apps.srs.models import CardMemory, ReviewLog, ReviewSource
-from apps.srs.scheduling import MemoryStage
-from apps.srs.services import ReviewInput, reviews_submit
+from apps.srs.reviews.services import ReviewInput, reviews_submit
 from tests.support.games import answers, attempt, new_board, wrong_pair
 
 pytestmark = pytest.mark.django_db

@@ -27,7 +27,7 @@ from apps.interchange.services import (
     deck_import,
 )
 from apps.srs.models import CardMemory, ReviewLog
-from apps.srs.services import ReviewInput, review_submit
+from apps.srs.reviews.services import ReviewInput, review_submit
 from tests.support import anki_packages
 from tests.support.anki_packages import NoteSpec
 from tests.support.course_files import CONTENT_MODELS, minimal_course, to_yaml

@@ -20,11 +20,11 @@ from apps.content.content_files.load import content_sources_load
 from apps.content.content_files.source import ContentSource
 from apps.content.models import Card, Course, Deck, Lesson
 from apps.interchange.anki_export import decks_anki_package
+from apps.interchange.anki_history import SkipReason, anki_history_import_create, anki_history_import_run
 from apps.interchange.services import ImportSource, deck_import
-from apps.srs.anki_history import SkipReason, anki_history_import_create, anki_history_import_run
-from apps.srs.learner_settings import scheduling_settings_update
+from apps.srs.core.scheduling import SchedulerConfig, fuzz_range, learner_day, learner_days_between
 from apps.srs.models import CardMemory
-from apps.srs.scheduling import SchedulerConfig, fuzz_range, learner_day, learner_days_between
+from apps.srs.settings.services import scheduling_settings_update
 from tests.support.api import make_learner
 from tests.support.course_files import minimal_course, to_yaml
 from tests.support.real_anki import anki_collection_studied, anki_export, anki_import, collection_copy

@@ -6,12 +6,12 @@ import math
 
 import pytest
 
+from apps.content.text import normalize_text
 from apps.quizzes.grading import (
     grade_multiple_choice,
     grade_numeric,
     grade_short_text,
     grade_single_choice,
-    normalize_text,
     text_matches,
 )
 from apps.quizzes.models import QuizAnswer

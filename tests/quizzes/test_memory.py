@@ -9,8 +9,8 @@ import pytest
 from apps.content.models import Card
 from apps.quizzes.models import QuestionMemory
 from apps.quizzes.services import QUIZ_REVIEW_NAMESPACE
+from apps.srs.core.scheduling import MemoryStage
 from apps.srs.models import CardMemory, ReviewLog, ReviewSource
-from apps.srs.scheduling import MemoryStage
 from tests.support.quizzes import RIGHT, WRONG, answer, question, start
 from tests.support.reviews import post_review, review_body
 

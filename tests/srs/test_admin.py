@@ -10,7 +10,6 @@ from django.contrib import admin
 from django.db import models
 from django.urls import reverse
 
-from apps.srs.learner_settings import scheduling_settings_update
 from apps.srs.models import (
     AnkiHistoryImport,
     CardMemory,
@@ -22,7 +21,8 @@ from apps.srs.models import (
     SchedulingSettings,
     StoredRetentionAdvice,
 )
-from apps.srs.services import ReviewInput, reviews_submit
+from apps.srs.reviews.services import ReviewInput, reviews_submit
+from apps.srs.settings.services import scheduling_settings_update
 
 pytestmark = pytest.mark.django_db
 

@@ -10,11 +10,11 @@ import pytest
 from django.db import connection
 
 from apps.content.models import Card
-from apps.srs.config import scheduler_config_from_json
-from apps.srs.memory import memory_state_of
+from apps.srs.core.scheduling import MemoryState, Rating, ReviewEvent, replay
 from apps.srs.models import CardMemory, ReviewKind, ReviewLog
-from apps.srs.scheduling import MemoryState, Rating, ReviewEvent, replay
-from apps.srs.services import ReviewInput, reviews_submit
+from apps.srs.reviews.memory import memory_state_of
+from apps.srs.reviews.services import ReviewInput, reviews_submit
+from apps.srs.settings.config import scheduler_config_from_json
 from tests.support.api import client_with_token, learner_with_token
 from tests.support.reviews import load_balancing_off, post_review, review_body, run_together
 

@@ -14,20 +14,12 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from apps.content.models import Card
-from apps.srs.due_load import due_load_get
-from apps.srs.learner_settings import (
-    SettingsInvalid,
-    scheduling_settings_errors,
-    scheduling_settings_update,
-    scheduling_settings_values,
-)
-from apps.srs.load_balancing import (
+from apps.srs.core.load_balancing import (
     DueLoad,
     due_balanced,
     interval_balanced,
 )
-from apps.srs.models import CardMemory, ReviewLog, SchedulingSettings
-from apps.srs.scheduling import (
+from apps.srs.core.scheduling import (
     MemoryStage,
     MemoryState,
     Rating,
@@ -39,6 +31,10 @@ from apps.srs.scheduling import (
     replay,
     review,
 )
+from apps.srs.models import CardMemory, ReviewLog, SchedulingSettings
+from apps.srs.reviews.due_load import due_load_get
+from apps.srs.settings.rules import SettingsInvalid, scheduling_settings_errors, scheduling_settings_values
+from apps.srs.settings.services import scheduling_settings_update
 from tests.support.reviews import DECK, post_review, review_body, without_recall_time
 
 pytestmark = pytest.mark.django_db

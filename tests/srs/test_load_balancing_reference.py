@@ -15,8 +15,8 @@ from zoneinfo import ZoneInfo
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from apps.srs import load_balancing
-from apps.srs.load_balancing import (
+from apps.srs.core import load_balancing
+from apps.srs.core.load_balancing import (
     DueLoad,
     balance_days,
     due_balanced,
@@ -26,7 +26,7 @@ from apps.srs.load_balancing import (
     preview_states,
     previews_balanced,
 )
-from apps.srs.scheduling import MemoryStage, MemoryState, Rating, SchedulerConfig, fuzz_range, learner_day
+from apps.srs.core.scheduling import MemoryStage, MemoryState, Rating, SchedulerConfig, fuzz_range, learner_day
 
 DAY = timedelta(days=1)
 # Zones whose clocks change, some around midnight (Santiago, Havana, Beirut), by half an hour (Lord

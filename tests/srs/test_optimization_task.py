@@ -19,9 +19,16 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from apps.content.models import Card, Course, Deck, Lesson
-from apps.srs import optimization, tasks
-from apps.srs.config import scheduler_config_from_json
-from apps.srs.learner_settings import scheduling_settings_update
+from apps.srs import tasks
+from apps.srs.adaptation import optimization
+from apps.srs.adaptation.optimization import (
+    logged_reviews_list,
+    parameter_fit_request,
+    parameter_fit_run,
+    parameter_fits_dispatch,
+)
+from apps.srs.adaptation.rescheduling import reschedule_run
+from apps.srs.core.scheduling import DEFAULT_PARAMETERS, MemoryStage
 from apps.srs.models import (
     CardMemory,
     ParameterFit,
@@ -34,10 +41,9 @@ from apps.srs.models import (
     ReviewSource,
     SchedulingSettings,
 )
-from apps.srs.optimization import logged_reviews_list, parameter_fit_request, parameter_fit_run, parameter_fits_dispatch
-from apps.srs.rescheduling import reschedule_run
-from apps.srs.scheduling import DEFAULT_PARAMETERS, MemoryStage
-from apps.srs.services import ReviewInput, review_undo, reviews_submit
+from apps.srs.reviews.services import ReviewInput, review_undo, reviews_submit
+from apps.srs.settings.config import scheduler_config_from_json
+from apps.srs.settings.services import scheduling_settings_update
 from tests.support.api import make_learner
 from tests.support.reviews import JOIN_TIMEOUT_S, run_together
 

@@ -8,7 +8,7 @@ from datetime import UTC, date, datetime, timedelta
 import fsrs_rs_python
 import pytest
 
-from apps.srs.optimizer import (
+from apps.srs.core.optimizer import (
     LoggedReview,
     fsrs_items_from_reviews,
     items_split_by_time,

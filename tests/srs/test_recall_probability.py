@@ -11,16 +11,16 @@ from django.contrib.auth import get_user_model
 
 from apps.accounts.export import account_export
 from apps.content.models import Card, Concept, Deck
-from apps.explore.selectors import constellation_get
-from apps.srs.config import scheduler_config_get
-from apps.srs.learner_settings import scheduling_settings_update
-from apps.srs.memory import memory_state_of
+from apps.srs.core.scheduling import DEFAULT_PARAMETERS, SchedulerConfig, retrievability
 from apps.srs.models import CardMemory
-from apps.srs.recall import CardRecall, RecallBasis, mastery_contribution, mastery_of
-from apps.srs.scheduling import DEFAULT_PARAMETERS, SchedulerConfig, retrievability
-from apps.srs.selectors import study_queue_get
-from apps.srs.services import ReviewInput, reviews_submit
-from apps.srs.stats import learner_stats_get
+from apps.srs.progress.stats import learner_stats_get
+from apps.srs.reviews.memory import memory_state_of
+from apps.srs.reviews.recall import CardRecall, RecallBasis, mastery_contribution, mastery_of
+from apps.srs.reviews.selectors import study_queue_get
+from apps.srs.reviews.services import ReviewInput, reviews_submit
+from apps.srs.settings.config import scheduler_config_get
+from apps.srs.settings.services import scheduling_settings_update
+from tests.support.explore import constellation_of
 from tests.support.reviews import DECK, post_review, review_body
 
 pytestmark = pytest.mark.django_db
@@ -103,11 +103,7 @@ def test_a_cards_mastery_contribution_is_its_recall_probability(learner, studied
     # A concept holding one studied card: its mastery is that card's recall over the concept's cards.
     concept = Concept.objects.filter(course__slug=COURSE, cards=studied[0]).first()
     assert concept is not None
-    node = next(
-        node
-        for node in constellation_get(course_slug=COURSE, learner=learner, now=NOW).nodes
-        if node.concept.pk == concept.pk
-    )
+    node = next(node for node in constellation_of(learner=learner, now=NOW).nodes if node.concept.pk == concept.pk)
     contributions = [recall[card.pk].probability for card in node.cards if card.pk in recall]
     assert node.mastery * node.cards_total == pytest.approx(sum(p or 0.0 for p in contributions), rel=1e-12)
     assert node.cards_studied == sum(1 for card in node.cards if CardMemory.objects.filter(card=card).exists())

@@ -14,12 +14,9 @@ from django.db import connection
 from fsrs import scheduler as fsrs_scheduler
 
 from apps.content.models import Card, Course, Deck, Lesson
-from apps.srs import rescheduling
-from apps.srs.learner_settings import scheduling_settings_update
-from apps.srs.memory import memory_state_of
-from apps.srs.models import CardMemory, Reschedule, ReviewKind, ReviewLog
-from apps.srs.rescheduling import due_under, learner_reschedule_start, reschedule_run, reschedules_stalled
-from apps.srs.scheduling import (
+from apps.srs.adaptation import rescheduling
+from apps.srs.adaptation.rescheduling import due_under, reschedule_run, reschedules_stalled
+from apps.srs.core.scheduling import (
     DEFAULT_PARAMETERS,
     MemoryStage,
     MemoryState,
@@ -29,7 +26,10 @@ from apps.srs.scheduling import (
     rescheduled_due,
     review,
 )
-from apps.srs.services import ReviewInput, reviews_submit
+from apps.srs.models import CardMemory, Reschedule, ReviewKind, ReviewLog
+from apps.srs.reviews.memory import memory_state_of
+from apps.srs.reviews.services import ReviewInput, reviews_submit
+from apps.srs.settings.services import learner_reschedule_start, scheduling_settings_update
 from tests.support.api import client_with_token, learner_with_token
 from tests.support.reviews import run_together
 

@@ -14,11 +14,9 @@ from drf_spectacular.generators import SchemaGenerator
 from apps.common.clock import time_text
 from apps.common.publish import tasks_publish
 from apps.content.models import Card, Course, Deck, Lesson
-from apps.srs import retention_advising
+from apps.srs.adaptation import retention_advising
 from apps.srs.conf import RETENTION_ADVICE_TASK
-from apps.srs.learner_settings import RETENTION_RANGE, scheduling_settings_update
-from apps.srs.models import ReviewSource, SchedulingSettings, StoredRetentionAdvice
-from apps.srs.retention_advice import (
+from apps.srs.core.retention_advice import (
     MIN_TIMED_REVIEWS,
     ReviewSeconds,
     SimulatorSettings,
@@ -26,8 +24,11 @@ from apps.srs.retention_advice import (
     retention_advice_compute,
     review_seconds_from_timings,
 )
-from apps.srs.scheduling import DEFAULT_PARAMETERS, MemoryStage, Rating
-from apps.srs.services import ReviewInput, review_undo, reviews_submit
+from apps.srs.core.scheduling import DEFAULT_PARAMETERS, MemoryStage, Rating
+from apps.srs.models import ReviewSource, SchedulingSettings, StoredRetentionAdvice
+from apps.srs.reviews.services import ReviewInput, review_undo, reviews_submit
+from apps.srs.settings.rules import RETENTION_RANGE
+from apps.srs.settings.services import scheduling_settings_update
 
 
 def _settings(seconds: ReviewSeconds | None = None) -> SimulatorSettings:

@@ -12,8 +12,8 @@ from fsrs.scheduler import DEFAULT_PARAMETERS, LOWER_BOUNDS_PARAMETERS, UPPER_BO
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from apps.srs import scheduling
-from apps.srs.scheduling import (
+from apps.srs.core import scheduling
+from apps.srs.core.scheduling import (
     OUTCOME_MEMO_SIZE,
     MemoryStage,
     MemoryState,

@@ -16,11 +16,7 @@ from apps.common.clock import CLOCK_SKEW_ALLOWANCE, time_text
 from apps.common.errors import Conflict, IdempotencyKeyReused
 from apps.content.models import Card, Course, Deck, Lesson
 from apps.content.services import content_archived_set
-from apps.srs import services
-from apps.srs.learner_settings import scheduling_settings_update
-from apps.srs.memory import memory_state_of
-from apps.srs.models import CardMemory, ReviewKind, ReviewLog, ReviewSource
-from apps.srs.scheduling import (
+from apps.srs.core.scheduling import (
     MemoryStage,
     MemoryState,
     Rating,
@@ -30,13 +26,17 @@ from apps.srs.scheduling import (
     replay,
     review,
 )
-from apps.srs.services import (
+from apps.srs.models import CardMemory, ReviewKind, ReviewLog, ReviewSource
+from apps.srs.reviews import services
+from apps.srs.reviews.memory import memory_state_of
+from apps.srs.reviews.services import (
     BATCH_LIMIT,
     ReviewInput,
     review_submit,
     review_undo,
     reviews_submit,
 )
+from apps.srs.settings.services import scheduling_settings_update
 from tests.support.api import assert_error, make_learner
 from tests.support.reviews import load_balancing_off, post_review, review_body, without_recall_time
 

@@ -16,9 +16,7 @@ import fsrs
 import pytest
 from fsrs import scheduler as fsrs_scheduler
 
-from apps.srs.memory import memory_state_of
-from apps.srs.models import CardMemory
-from apps.srs.scheduling import (
+from apps.srs.core.scheduling import (
     DEFAULT_PARAMETERS,
     MemoryStage,
     MemoryState,
@@ -36,6 +34,8 @@ from apps.srs.scheduling import (
     to_fsrs_card,
     with_config,
 )
+from apps.srs.models import CardMemory
+from apps.srs.reviews.memory import memory_state_of
 
 CONFIG = SchedulerConfig()
 START = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)

@@ -10,11 +10,11 @@ import pytest
 from django.db import IntegrityError
 
 from apps.common.clock import time_text
-from apps.srs import learner_settings
-from apps.srs.config import scheduler_config_from_json
-from apps.srs.learner_settings import scheduling_settings_update
+from apps.srs.core.scheduling import DEFAULT_PARAMETERS, MemoryState, Rating, card_fuzz_seed, review, with_config
 from apps.srs.models import ReviewLog, SchedulingSettings
-from apps.srs.scheduling import DEFAULT_PARAMETERS, MemoryState, Rating, card_fuzz_seed, review, with_config
+from apps.srs.settings import services as settings_services
+from apps.srs.settings.config import scheduler_config_from_json
+from apps.srs.settings.services import scheduling_settings_update
 from tests.support.api import make_learner
 from tests.support.progress import days_ago
 from tests.support.reviews import post_review, review_body
@@ -231,7 +231,7 @@ def test_learners_see_and_change_only_their_own(learner_client, learner):
 def test_a_concurrent_first_change_is_retried_on_the_winners_row(learner, monkeypatch):
     # Another request created the row after this one looked for it and found none.
     rival = SchedulingSettings.objects.create(learner=learner, new_cards_per_day=3)
-    original = learner_settings._locked_row
+    original = settings_services._locked_row
     lookups: list[SchedulingSettings | None] = []
 
     def first_lookup_misses_the_rival(*, learner: Any) -> SchedulingSettings | None:
@@ -239,7 +239,7 @@ def test_a_concurrent_first_change_is_retried_on_the_winners_row(learner, monkey
         lookups.append(found)
         return found
 
-    monkeypatch.setattr(learner_settings, "_locked_row", first_lookup_misses_the_rival)
+    monkeypatch.setattr(settings_services, "_locked_row", first_lookup_misses_the_rival)
     settings = scheduling_settings_update(learner=learner, changes={"day_start_hour": 6})
     assert lookups == [None, rival]
     row = SchedulingSettings.objects.get(learner=learner)
@@ -252,7 +252,7 @@ def test_a_second_integrity_error_is_not_swallowed(learner, monkeypatch):
 
     monkeypatch.setattr(SchedulingSettings, "save", always_fails)
     with pytest.raises(IntegrityError):
-        learner_settings.scheduling_settings_update(learner=learner, changes={"day_start_hour": 6})
+        settings_services.scheduling_settings_update(learner=learner, changes={"day_start_hour": 6})
 
 
 def test_new_retention_changes_the_next_interval_and_never_the_log(learner_client, learner, deck_cards):

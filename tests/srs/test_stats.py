@@ -10,10 +10,10 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from apps.content.models import Card
-from apps.srs.learner_settings import scheduling_settings_update
 from apps.srs.models import CardMemory, ReviewLog
-from apps.srs.services import ReviewInput, review_undo, reviews_submit
-from apps.srs.stats import LearnerStats, learner_stats_get
+from apps.srs.progress.stats import LearnerStats, learner_stats_get
+from apps.srs.reviews.services import ReviewInput, review_undo, reviews_submit
+from apps.srs.settings.services import scheduling_settings_update
 from tests.support.api import make_learner
 from tests.support.progress import counted_get, days_ago, leech_reviews, second_deck
 from tests.support.reviews import DECK

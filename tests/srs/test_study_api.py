@@ -17,11 +17,17 @@ from rest_framework.test import APIClient
 
 from apps.content.models import Card, Deck
 from apps.content.services import content_archived_set
-from apps.srs.learner_settings import scheduling_settings_update
 from apps.srs.models import CardMemory
-from apps.srs.selectors import DEFAULT_STUDY_LIMIT, LEARN_AHEAD, MAX_STUDY_LIMIT, StudyQueue, deck_study_queue_get
-from apps.srs.serializers import StudyOutput
-from apps.srs.study_output import study_data
+from apps.srs.reviews.selectors import (
+    DEFAULT_STUDY_LIMIT,
+    LEARN_AHEAD,
+    MAX_STUDY_LIMIT,
+    StudyQueue,
+    deck_study_queue_get,
+)
+from apps.srs.reviews.serializers import StudyOutput
+from apps.srs.reviews.study_output import study_data
+from apps.srs.settings.services import scheduling_settings_update
 from tests.support.api import make_learner
 from tests.support.reviews import DECK, post_review, review_body, without_recall_time
 

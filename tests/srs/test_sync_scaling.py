@@ -19,13 +19,13 @@ from django.test.utils import CaptureQueriesContext, override_settings
 from drf_spectacular.generators import SchemaGenerator
 
 from apps.content.models import Card
-from apps.srs.config import scheduler_config_from_json
-from apps.srs.learner_settings import scheduling_settings_update
-from apps.srs.load_balancing import interval_span
-from apps.srs.memory import memory_state_of
+from apps.srs.core.load_balancing import interval_span
+from apps.srs.core.scheduling import MemoryState, Rating, ReviewEvent, replay
 from apps.srs.models import CardMemory, ReviewKind, ReviewLog
-from apps.srs.scheduling import MemoryState, Rating, ReviewEvent, replay
-from apps.srs.services import ReviewInput, review_submit, review_undo, reviews_submit
+from apps.srs.reviews.memory import memory_state_of
+from apps.srs.reviews.services import ReviewInput, review_submit, review_undo, reviews_submit
+from apps.srs.settings.config import scheduler_config_from_json
+from apps.srs.settings.services import scheduling_settings_update
 from tests.support.api import client_with_token, learner_with_token
 from tests.support.reviews import JOIN_TIMEOUT_S, load_balancing_off
 

@@ -21,8 +21,10 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from apps.accounts.devices import device_token_issue
+from apps.content.models import Card
 from tests.support.paths import DECKS_DIR, REPO_ROOT
 from tests.support.processes import free_port, worker_database_url
+from tests.support.reviews import DECK
 
 SMTP_STARTUP_TIMEOUT_S = 20
 
@@ -118,6 +120,12 @@ def smtp_server(tmp_path: Path) -> Iterator[tuple[int, Path]]:
 def shipped_course(db) -> None:
     """The course that ships in decks/, loaded through the real command."""
     call_command("load_decks", str(DECKS_DIR), stdout=io.StringIO())
+
+
+@pytest.fixture
+def deck_cards(shipped_course) -> list[Card]:
+    """The shipped memory deck's cards, in order."""
+    return list(Card.objects.filter(deck__slug=DECK, archived=False).order_by("position"))
 
 
 @pytest.fixture(autouse=True)

@@ -12,7 +12,7 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from apps.content.models import Card
-from apps.srs.learner_settings import scheduling_settings_update
+from apps.srs.settings.services import scheduling_settings_update
 
 DECK = "tf-data-pipelines"
 

@@ -14,7 +14,7 @@ from apps.accounts.models import LearnerProfile
 from apps.content.models import Deck
 from apps.reminders.models import ReminderPreference
 from apps.srs.models import SchedulingSettings
-from apps.srs.services import ReviewInput, reviews_submit
+from apps.srs.reviews.services import ReviewInput, reviews_submit
 from tests.support.browser import DESKTOP, Browsing, browsing, first_deck, fits_sideways, no_raw_json
 
 if TYPE_CHECKING:

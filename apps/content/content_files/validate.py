@@ -22,7 +22,7 @@ from apps.content.content_files.schema import (
     QuizDoc,
 )
 from apps.content.content_files.source import ContentError, Location, ParsedFile
-from apps.quizzes.grading import normalize_text
+from apps.content.text import normalize_text
 
 _SLUG_HINT = "must be a slug: lower-case letters and digits in words joined by single hyphens"
 

@@ -2,7 +2,7 @@
 
 from apps.content.models.concepts import Concept, ConceptLink, LinkKind
 from apps.content.models.courses import BlockKind, Course, Lesson, LessonBlock, LessonSection
-from apps.content.models.decks import Card, CardFormat, Deck
+from apps.content.models.decks import Card, CardFormat, Deck, visible_card_filter
 from apps.content.models.exercises import PipelineExercise
 from apps.content.models.explorer import ExplorerRegion, ExplorerScene
 from apps.content.models.questions import AcceptedAnswer, Choice, Question, QuestionKind
@@ -29,4 +29,5 @@ __all__ = [
     "QuestionKind",
     "Quiz",
     "QuizQuestion",
+    "visible_card_filter",
 ]

@@ -1,5 +1,7 @@
 """Memory decks and their cards."""
 
+from __future__ import annotations
+
 from django.core.validators import MaxLengthValidator
 from django.db import models
 from django.db.models import Q
@@ -37,7 +39,31 @@ class CardFormat(models.TextChoices):
     HTML = "html", "Sanitized HTML"
 
 
+def visible_card_filter(path: str = "") -> Q:
+    """Cards a learner may study: not archived, nor in an archived deck, lesson or course.
+
+    The one rule of which cards a learner sees. `path` leads from the queried model to the card, e.g.
+    "card__" from a memory row; from Card itself, `Card.objects.visible()`.
+    """
+    return Q(
+        **{
+            f"{path}archived": False,
+            f"{path}deck__archived": False,
+            f"{path}deck__lesson__archived": False,
+            f"{path}deck__lesson__course__archived": False,
+        }
+    )
+
+
+class CardQuerySet(models.QuerySet["Card"]):
+    def visible(self) -> CardQuerySet:
+        """The cards a learner may study (visible_card_filter)."""
+        return self.filter(visible_card_filter())
+
+
 class Card(ArchivableModel):
+    objects = CardQuerySet.as_manager()
+
     deck = models.ForeignKey(Deck, on_delete=models.PROTECT, related_name="cards")
     slug = models.SlugField(max_length=80)
     term = AuthoredCharField(max_length=CARD_TERM_MAX_CHARS)

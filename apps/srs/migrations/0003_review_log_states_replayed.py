@@ -14,7 +14,7 @@ from typing import Any
 from django.db import migrations
 from django.db.models import Q
 
-from apps.srs.scheduling import Rating, ReviewEvent, SchedulerConfig, replay
+from apps.srs.core.scheduling import Rating, ReviewEvent, SchedulerConfig, replay
 
 # (learner, card) histories replayed per round: their reviews are read with one query, in order.
 HISTORIES_PER_ROUND = 500
@@ -36,7 +36,7 @@ _HISTORY_FIELDS = (
 
 
 def _config(data: dict[str, Any]) -> SchedulerConfig:
-    # As apps.srs.config.scheduler_config_from_json reads a profile; a migration keeps its own copy.
+    # As apps.srs.settings.config.scheduler_config_from_json reads a profile; a migration keeps its own copy.
     return SchedulerConfig(
         desired_retention=float(data["desired_retention"]),
         learning_steps=tuple(data["learning_steps"]),

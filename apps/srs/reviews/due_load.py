@@ -1,0 +1,223 @@
+"""Reads of a learner's review load per day, for load balancing new intervals, and the previews that use it."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from datetime import date, datetime, time, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from django.db import connection
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models import Count, DateField, Func, OuterRef, Q, Subquery
+from django.db.models.sql.compiler import SQLCompiler
+
+from apps.content.models import visible_card_filter
+from apps.srs.core.load_balancing import (
+    WEEKDAYS,
+    DueLoad,
+    balance_days,
+    preview_states,
+    previews_balanced,
+)
+from apps.srs.core.scheduling import MemoryStage, MemoryState, Rating, SchedulerConfig, learner_day
+from apps.srs.models import CardMemory, ReviewKind, ReviewLog, SchedulingSettings
+
+
+class _LearnerDay(Func):
+    """A time's day for the learner, on PostgreSQL: as `scheduling.learner_day`, local time less the start hour."""
+
+    output_field = DateField()
+
+    def __init__(self, expression: Any, *, timezone: str, day_start_hour: int) -> None:
+        super().__init__(expression)
+        self.timezone = timezone
+        self.day_start_hour = day_start_hour
+
+    def as_sql(
+        self,
+        compiler: SQLCompiler,
+        connection: BaseDatabaseWrapper,
+        function: str | None = None,
+        template: str | None = None,
+        arg_joiner: str | None = None,
+        **extra_context: Any,
+    ) -> tuple[str, tuple[str | int, ...]]:
+        sql, params = compiler.compile(self.source_expressions[0])
+        return (
+            f"(({sql} AT TIME ZONE %s) - make_interval(hours => %s))::date",
+            (*params, self.timezone, self.day_start_hour),
+        )
+
+
+def due_load_basis(settings: SchedulingSettings) -> DueLoad:
+    """The learner's day boundary and easy days, with no counts yet: enough to say which days need counting."""
+    return DueLoad(
+        due_counts={},
+        timezone=settings.timezone,
+        day_start_hour=settings.day_start_hour,
+        easy_days={WEEKDAYS.index(day): float(share) for day, share in (settings.easy_days or {}).items()},
+    )
+
+
+def _start_of(day: date, settings: SchedulingSettings) -> datetime:
+    # As config.learner_day_bounds: the local calendar date at the day-start hour.
+    return datetime.combine(day, time(settings.day_start_hour), tzinfo=ZoneInfo(settings.timezone))
+
+
+def _merged(spans: Iterable[tuple[date, date]]) -> list[tuple[date, date]]:
+    merged: list[tuple[date, date]] = []
+    for first, last in sorted(spans):
+        if merged and first <= merged[-1][1] + timedelta(days=1):
+            merged[-1] = (merged[-1][0], max(merged[-1][1], last))
+        else:
+            merged.append((first, last))
+    return merged
+
+
+def due_load_get(*, learner_id: int, settings: SchedulingSettings, spans: Iterable[tuple[date, date]]) -> DueLoad:
+    """The learner's review cards due on each of their days in `spans` (first and last day, inclusive): one query.
+
+    Counted are the cards a study session would show that day: in the review stage, not suspended,
+    not archived. Days with nothing due are left out.
+    """
+    basis = due_load_basis(settings)
+    windows = Q()
+    for first, last in _merged(spans):
+        windows |= Q(due__gte=_start_of(first, settings), due__lt=_start_of(last + timedelta(days=1), settings))
+    if not windows:
+        return basis
+    due = CardMemory.objects.filter(
+        windows, visible_card_filter("card__"), learner_id=learner_id, stage=MemoryStage.REVIEW, suspended=False
+    )
+    if connection.vendor == "postgresql":
+        day = _LearnerDay("due", timezone=settings.timezone, day_start_hour=settings.day_start_hour)
+        counts: Mapping[date, int] = dict(
+            due.annotate(day=day).values("day").annotate(cards=Count("pk")).values_list("day", "cards")
+        )
+    else:
+        counts = Counter(
+            learner_day(moment, timezone=settings.timezone, day_start_hour=settings.day_start_hour)
+            for moment in due.values_list("due", flat=True)
+        )
+    return DueLoad(
+        due_counts=dict(counts),
+        timezone=basis.timezone,
+        day_start_hour=basis.day_start_hour,
+        easy_days=basis.easy_days,
+    )
+
+
+@dataclass(frozen=True)
+class DayStartLoad:
+    """A learner's due counts as they stood when their day began, which the day's own reviews do not shift.
+
+    `counted_on`: each card reviewed since then, and the day it is counted on (its due day at the
+    day's start; None where it was not in review then). Every other card is counted on its due day now.
+    """
+
+    load: DueLoad
+    counted_on: dict[int, date | None]
+
+    def leaving_day(self, card_id: int, before: MemoryState | None) -> date | None:
+        """The day the card weighs on in these counts, which it leaves when reviewed."""
+        if card_id in self.counted_on:
+            return self.counted_on[card_id]
+        if before is None or before.stage != MemoryStage.REVIEW:
+            return None
+        return self.load.day_of(before.due)
+
+
+def due_load_at_day_start(
+    *, learner_id: int, settings: SchedulingSettings, spans: Iterable[tuple[date, date]], moment: datetime
+) -> DayStartLoad:
+    """`due_load_get`'s counts as at the start of the learner's day that holds `moment`: two queries.
+
+    A card reviewed since the day began counts where its state before its first review of the day
+    put it, so every preview and review of one day balances against the same counts: the interval a
+    button shows is the one its review gives, however many reviews come between. The next day's
+    counts hold this day's reviews.
+    """
+    spans = list(spans)
+    load = due_load_get(learner_id=learner_id, settings=settings, spans=spans)
+    day_start = _start_of(load.day_of(moment), settings)
+    first_review_today = ReviewLog.objects.filter(
+        learner_id=OuterRef("learner_id"),
+        card_id=OuterRef("card_id"),
+        kind=ReviewKind.REVIEW,
+        undone_by__isnull=True,
+        reviewed_at__gte=day_start,
+    ).order_by("reviewed_at", "pk")
+    # A standing review since the day began leaves the card's last review at or after it.
+    reviewed = CardMemory.objects.filter(learner_id=learner_id, last_review__gte=day_start).annotate(
+        first_review_today=Subquery(first_review_today.values("pk")[:1]),
+        state_at_day_start=Subquery(first_review_today.values("state_before")[:1]),
+    )
+    counts = dict(load.due_counts)
+    counted_on: dict[int, date | None] = {}
+    for card_id, stage, due, suspended, archived, first_review, before in reviewed.values_list(
+        "card_id", "stage", "due", "suspended", "card__archived", "first_review_today", "state_at_day_start"
+    ):
+        if first_review is None:
+            # A row written without a review today (an import, a reset): it stands as it is.
+            continue
+        if isinstance(before, str):
+            # SQLite hands a JSON column through a subquery back as its text.
+            before = json.loads(before)
+        if not isinstance(before, dict) and before is not None:
+            continue
+        state = MemoryState.from_dict(before) if before is not None else None
+        then = load.day_of(state.due) if state is not None and state.stage == MemoryStage.REVIEW else None
+        counted_on[card_id] = then
+        if suspended or archived:
+            continue
+        now_day = load.day_of(due) if stage == MemoryStage.REVIEW else None
+        if now_day is not None and now_day in counts:
+            counts[now_day] -= 1
+            if counts[now_day] <= 0:
+                del counts[now_day]
+        if then is not None and _within(then, spans):
+            counts[then] = counts.get(then, 0) + 1
+    return DayStartLoad(load=replace(load, due_counts=counts), counted_on=counted_on)
+
+
+def _within(day: date, spans: Iterable[tuple[date, date]]) -> bool:
+    return any(first <= day <= last for first, last in spans)
+
+
+def next_intervals_preview(
+    *,
+    learner_id: int,
+    settings: SchedulingSettings,
+    config: SchedulerConfig,
+    now: datetime,
+    states: Mapping[int, MemoryState | None],
+) -> dict[int, dict[Rating, timedelta]]:
+    """Per card (by id, with its memory state): how long until due for each rating, if reviewed now.
+
+    Each outcome is load balanced as the review itself will be, on the learner's due counts as their
+    day began (`due_load_at_day_start`), read once for every card: each interval is the one the
+    review gives on this learner day, whatever other reviews come first.
+    """
+    previews = {
+        card_id: preview_states(state, now=now, config=config, learner_id=learner_id, card_id=card_id)
+        for card_id, state in states.items()
+    }
+    day_start: DayStartLoad | None = None
+    if settings.load_balancing:
+        basis = due_load_basis(settings)
+        spans = [
+            span
+            for at, afters in previews.values()
+            for after in afters.values()
+            if (span := balance_days(after, reviewed_at=at, config=config, load=basis)) is not None
+        ]
+        if spans:
+            day_start = due_load_at_day_start(learner_id=learner_id, settings=settings, spans=spans, moment=now)
+    if day_start is None:
+        return previews_balanced(previews, states, config=config, load=None)
+    leaving = {card_id: day_start.leaving_day(card_id, state) for card_id, state in states.items()}
+    return previews_balanced(previews, states, config=config, load=day_start.load, leaving_days=leaving)
