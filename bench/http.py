@@ -206,14 +206,15 @@ def logs_per_state(*, after_id: int, profile_id: int, per_state: int) -> None:
 def world_build(*, scale: bool, connections: int) -> World:
     """The courses, the measured learner, the reviewers and, with `scale`, the other learners around them."""
     from apps.srs.models import SchedulingSettings
-    from apps.srs.settings.config import scheduler_config_from_settings, scheduler_profile_id
+    from apps.srs.settings.config import scheduler_config_from_settings
+    from apps.srs.settings.services import scheduler_profile_ensure
 
     rng = random.Random(20261204)
     now = datetime.now(UTC)
     started = time.perf_counter()
     course = course_load()
     by_deck, slug = content_seed()
-    profile_id = scheduler_profile_id(scheduler_config_from_settings(SchedulingSettings()))
+    profile_id = scheduler_profile_ensure(scheduler_config_from_settings(SchedulingSettings()))
     measured_token = measured_learner_seed(card_ids=by_deck[0], profile_id=profile_id, now=now)
     reviewers, before = others_seed(
         add=STATES_PER_LEARNER * (connections + 1), pool=by_deck[0], start=REVIEWERS_START, now=now, rng=rng

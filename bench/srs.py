@@ -541,7 +541,8 @@ def trivial_queries(token: str) -> int:
 
 def main(explain: bool) -> None:
     from apps.srs.models import SchedulingSettings
-    from apps.srs.settings.config import scheduler_config_from_settings, scheduler_profile_id
+    from apps.srs.settings.config import scheduler_config_from_settings
+    from apps.srs.settings.services import scheduler_profile_ensure
 
     run_started = time.perf_counter()
     rng = random.Random(20261129)
@@ -549,7 +550,7 @@ def main(explain: bool) -> None:
     print(f"database: {connection.vendor} {connection.settings_dict['NAME']}; {os.cpu_count()} CPUs")
     by_deck, slug = content_seed()
     pool = [card_id for cards in by_deck for card_id in cards]
-    profile_id = scheduler_profile_id(scheduler_config_from_settings(SchedulingSettings()))
+    profile_id = scheduler_profile_ensure(scheduler_config_from_settings(SchedulingSettings()))
     world = World(
         deck_slug=slug,
         deck_card_ids=by_deck[0],

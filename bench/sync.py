@@ -117,12 +117,13 @@ def learner_seed(*, name: str, reviews: int, card_ids: list[int], end: datetime,
     from apps.srs.core.scheduling import Rating, ReviewEvent, replay
     from apps.srs.models import CardMemory, ReviewLog, SchedulingSettings
     from apps.srs.reviews.memory import memory_state_store
-    from apps.srs.settings.config import scheduler_config_from_settings, scheduler_profile_id
+    from apps.srs.settings.config import scheduler_config_from_settings
+    from apps.srs.settings.services import scheduler_profile_ensure
 
     user = get_user_model().objects.create_user(username=name, password=None)
     settings = SchedulingSettings(learner=user)
     config = scheduler_config_from_settings(settings)
-    profile_id = scheduler_profile_id(config)
+    profile_id = scheduler_profile_ensure(config)
     step = timedelta(days=1) / REVIEWS_PER_DAY
     start = end - step * reviews
     by_card: dict[int, list[ReviewEvent]] = defaultdict(list)

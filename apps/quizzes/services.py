@@ -27,7 +27,7 @@ from apps.srs.core.scheduling import MemoryState, Rating, SchedulerConfig
 from apps.srs.models import ReviewSource
 from apps.srs.reviews.memory import memory_state_of, memory_state_store
 from apps.srs.reviews.services import ReviewInput, reviews_submit
-from apps.srs.settings.config import review_scheduling_get
+from apps.srs.settings.services import review_scheduling_ensure
 
 # client_review_id of a card review made by a quiz answer: uuid5 of this namespace and
 # "quiz:{attempt}:{question}:{card}" ("lesson:{lesson answer}:{question}:{card}" for an answer given
@@ -355,7 +355,7 @@ def _scheduling_config(*, learner: Any) -> SchedulerConfig:
     for attempt in range(_WRITE_ATTEMPTS):
         try:
             with transaction.atomic():
-                return review_scheduling_get(learner=learner)[1]
+                return review_scheduling_ensure(learner=learner)[1]
         except IntegrityError:
             if attempt == _WRITE_ATTEMPTS - 1:
                 raise

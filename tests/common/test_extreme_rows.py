@@ -34,7 +34,7 @@ from apps.srs.models import (
     ReviewLog,
     SchedulingSettings,
 )
-from apps.srs.settings.config import scheduler_profile_id
+from apps.srs.settings.services import scheduler_profile_ensure
 
 pytestmark = pytest.mark.django_db
 
@@ -107,7 +107,7 @@ def extreme_rows(learner, shipped_course) -> dict[str, Any]:
         leech_threshold=INT_MAX,
     )
     cards = list(Card.objects.filter(deck__slug=DECK, archived=False).order_by("position"))
-    profile_id = scheduler_profile_id(SchedulerConfig())
+    profile_id = scheduler_profile_ensure(SchedulerConfig())
     for card, memory in zip(cards, _memory_extremes(), strict=False):
         created = CardMemory.objects.create(learner=learner, card=card, first_review=YEAR_1, **memory)
         _time_extremes(CardMemory, created.pk, updated_at=YEAR_9999)

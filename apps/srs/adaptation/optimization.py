@@ -39,9 +39,9 @@ from apps.srs.models import (
     ReviewLog,
     SchedulingSettings,
 )
-from apps.srs.settings.config import scheduler_config_from_settings, scheduler_profile_id
+from apps.srs.settings.config import scheduler_config_from_settings
 from apps.srs.settings.rules import SettingsInvalid, scheduling_settings_in_force
-from apps.srs.settings.services import scheduling_settings_update
+from apps.srs.settings.services import scheduler_profile_ensure, scheduling_settings_update
 
 logger = logging.getLogger(__name__)
 
@@ -259,7 +259,9 @@ def _finish(fit: ParameterFit, outcome: _Fitted, *, now: datetime) -> ParameterF
             except SettingsInvalid as error:
                 reason = f"The fitted weights were refused: {error.message}"
             else:
-                fit.profile_id = scheduler_profile_id(scheduler_config_from_settings(scheduling_settings_in_force(row)))
+                fit.profile_id = scheduler_profile_ensure(
+                    scheduler_config_from_settings(scheduling_settings_in_force(row))
+                )
                 SchedulingSettings.objects.filter(pk=row.pk).update(profile_id=fit.profile_id)
         if row is None:
             row, _ = SchedulingSettings.objects.get_or_create(learner_id=learner_id)

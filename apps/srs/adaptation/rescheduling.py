@@ -35,8 +35,9 @@ from apps.srs.models import (
 )
 from apps.srs.reviews.memory import memory_state_of
 from apps.srs.reviews.services import SyncInProgress, learner_turn
-from apps.srs.settings.config import scheduler_config_from_json, scheduler_config_from_settings, scheduler_profile_id
+from apps.srs.settings.config import scheduler_config_from_json, scheduler_config_from_settings
 from apps.srs.settings.rules import scheduling_settings_in_force
+from apps.srs.settings.services import scheduler_profile_ensure
 
 logger = logging.getLogger(__name__)
 
@@ -126,7 +127,7 @@ def _claim(reschedule_id: int) -> tuple[Reschedule, SchedulerConfig] | None:
                 return None
             in_force = scheduling_settings_in_force(settings or SchedulingSettings(learner_id=learner_id))
             config = scheduler_config_from_settings(in_force)
-            row.to_profile_id = scheduler_profile_id(config)
+            row.to_profile_id = scheduler_profile_ensure(config)
             row.started_at = now
             row.cards_total = CardMemory.objects.filter(learner_id=learner_id, stage=MemoryStage.REVIEW).count()
         row.status = RescheduleStatus.RUNNING

@@ -29,11 +29,8 @@ from apps.srs.core.scheduling import MemoryState, Rating, ReviewEvent
 from apps.srs.models import CardMemory, ReviewKind, ReviewLog, ReviewSource, SchedulerProfile, SchedulingSettings
 from apps.srs.reviews.due_load import DayStartLoad, due_load_at_day_start, due_load_basis
 from apps.srs.reviews.memory import memory_state_of, memory_state_store
-from apps.srs.settings.config import (
-    review_scheduling_get,
-    scheduler_config_from_json,
-    scheduling_settings_get,
-)
+from apps.srs.settings.config import scheduler_config_from_json, scheduling_settings_get
+from apps.srs.settings.services import review_scheduling_ensure
 
 # An offline session's worth of reviews; larger uploads are split by the client.
 BATCH_LIMIT = 1000
@@ -495,7 +492,7 @@ def _record(
         raise _KeyReused("A client_review_id already names another review; nothing was recorded.", fields=reused)
 
     if pending:
-        settings, config, profile_id = review_scheduling_get(learner=learner)
+        settings, config, profile_id = review_scheduling_ensure(learner=learner)
         outcomes |= _record_cards(
             learner_id=learner.pk,
             pending=pending,

@@ -1,4 +1,4 @@
-"""A learner's scheduling settings as the core's SchedulerConfig, and its stored profile."""
+"""Reading a learner's scheduling settings, and the core's SchedulerConfig they give (writes: settings.services)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,8 @@ from datetime import datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from django.db import IntegrityError, transaction
-
 from apps.srs.core.scheduling import DEFAULT_DAY_START_HOUR, DEFAULT_PARAMETERS, SchedulerConfig
-from apps.srs.models import SchedulerProfile, SchedulingSettings
+from apps.srs.models import SchedulingSettings
 from apps.srs.settings.rules import scheduling_settings_in_force
 
 _SETTINGS_RELATION = SchedulingSettings._meta.get_field("learner").remote_field
@@ -52,7 +50,7 @@ def scheduler_config_get(*, learner: Any) -> SchedulerConfig:
     return scheduler_config_from_settings(scheduling_settings_get(learner=learner))
 
 
-def _config_json(config: SchedulerConfig) -> dict[str, Any]:
+def scheduler_config_json(config: SchedulerConfig) -> dict[str, Any]:
     data = asdict(config)
     return {key: list(value) if isinstance(value, tuple) else value for key, value in data.items()}
 
@@ -70,42 +68,8 @@ def scheduler_config_from_json(data: dict[str, Any]) -> SchedulerConfig:
     )
 
 
-def _config_digest(config: SchedulerConfig) -> str:
-    return hashlib.sha256(json.dumps(_config_json(config), sort_keys=True).encode()).hexdigest()
-
-
-def review_scheduling_get(*, learner: Any) -> tuple[SchedulingSettings, SchedulerConfig, int]:
-    """Settings, scheduler config and profile id for recording reviews.
-
-    The settings row remembers its profile, so once a learner has reviewed this is one query; the
-    row is created (with the defaults) by the first review, and re-pointed after a settings change.
-    """
-    settings = scheduling_settings_get(learner=learner)
-    config = scheduler_config_from_settings(settings)
-    if settings.profile is not None and settings.profile.digest == _config_digest(config):
-        return settings, config, settings.profile.pk
-    profile_id = scheduler_profile_id(config)
-    settings.profile_id = profile_id
-    if settings.pk is None:
-        # A concurrent first review may create the row first: the IntegrityError makes the caller retry.
-        settings.save(force_insert=True)
-    else:
-        SchedulingSettings.objects.filter(pk=settings.pk).update(profile_id=profile_id)
-    return settings, config, profile_id
-
-
-def scheduler_profile_id(config: SchedulerConfig) -> int:
-    """The id of the stored profile for this configuration, created on first use."""
-    payload = _config_json(config)
-    digest = _config_digest(config)
-    profile = SchedulerProfile.objects.filter(digest=digest).first()
-    if profile is None:
-        try:
-            with transaction.atomic():
-                profile = SchedulerProfile.objects.create(digest=digest, config=payload)
-        except IntegrityError:
-            profile = SchedulerProfile.objects.get(digest=digest)
-    return profile.pk
+def scheduler_config_digest(config: SchedulerConfig) -> str:
+    return hashlib.sha256(json.dumps(scheduler_config_json(config), sort_keys=True).encode()).hexdigest()
 
 
 def learner_day_bounds(settings: SchedulingSettings, *, now: datetime) -> tuple[datetime, datetime]:

@@ -10,8 +10,14 @@ from django.db import IntegrityError, transaction
 from apps.common.publish import task_publish_after_commit
 from apps.srs.conf import PUBLISH_TIMEOUT_SECONDS, RESCHEDULE_TASK
 from apps.srs.core.load_balancing import WEEKDAYS
-from apps.srs.core.scheduling import DEFAULT_PARAMETERS
-from apps.srs.models import Reschedule, RescheduleReason, SchedulingSettings
+from apps.srs.core.scheduling import DEFAULT_PARAMETERS, SchedulerConfig
+from apps.srs.models import Reschedule, RescheduleReason, SchedulerProfile, SchedulingSettings
+from apps.srs.settings.config import (
+    scheduler_config_digest,
+    scheduler_config_from_settings,
+    scheduler_config_json,
+    scheduling_settings_get,
+)
 from apps.srs.settings.rules import (
     SETTINGS_FIELDS,
     SettingsInvalid,
@@ -136,3 +142,37 @@ def learner_reschedule_start(*, learner_id: int, reason: str) -> None:
         return
     # Robust: the row is stored whatever the broker does, and reschedules_stalled hands it over again.
     task_publish_after_commit(RESCHEDULE_TASK, row.pk, timeout=PUBLISH_TIMEOUT_SECONDS, what="reschedules")
+
+
+def review_scheduling_ensure(*, learner: Any) -> tuple[SchedulingSettings, SchedulerConfig, int]:
+    """Settings, scheduler config and profile id for recording reviews; stores what is missing of them.
+
+    The settings row remembers its profile, so once a learner has reviewed this is one query; the
+    row is created (with the defaults) by the first review, and re-pointed after a settings change.
+    """
+    settings = scheduling_settings_get(learner=learner)
+    config = scheduler_config_from_settings(settings)
+    if settings.profile is not None and settings.profile.digest == scheduler_config_digest(config):
+        return settings, config, settings.profile.pk
+    profile_id = scheduler_profile_ensure(config)
+    settings.profile_id = profile_id
+    if settings.pk is None:
+        # A concurrent first review may create the row first: the IntegrityError makes the caller retry.
+        settings.save(force_insert=True)
+    else:
+        SchedulingSettings.objects.filter(pk=settings.pk).update(profile_id=profile_id)
+    return settings, config, profile_id
+
+
+def scheduler_profile_ensure(config: SchedulerConfig) -> int:
+    """The id of the stored profile for this configuration, created on first use."""
+    payload = scheduler_config_json(config)
+    digest = scheduler_config_digest(config)
+    profile = SchedulerProfile.objects.filter(digest=digest).first()
+    if profile is None:
+        try:
+            with transaction.atomic():
+                profile = SchedulerProfile.objects.create(digest=digest, config=payload)
+        except IntegrityError:
+            profile = SchedulerProfile.objects.get(digest=digest)
+    return profile.pk
