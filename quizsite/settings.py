@@ -391,22 +391,10 @@ GRADING_PUBLISH_TIMEOUT_SECONDS = float(os.environ.get("GRADING_PUBLISH_TIMEOUT_
 # that comes back after it was graded finds it finished. The filesystem broker has no such timeout.
 GRADING_REDELIVERY_SECONDS = GRADER_TASK_HARD_SECONDS + 60
 CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] = GRADING_REDELIVERY_SECONDS
-CELERY_BEAT_SCHEDULE["anki-history-resume"] = {
-    "task": "apps.srs.tasks.anki_history_imports_resume",
-    "schedule": 60.0,
-    "options": {"queue": "default", "expire_seconds": 55},
-}
-# A reschedule queued when its learner's settings changed, which the broker did not take or whose
-# worker died, is handed over again.
-CELERY_BEAT_SCHEDULE["reschedules-resume"] = {
-    "task": "apps.srs.tasks.reschedules_resume",
-    "schedule": 60.0,
-    "options": {"queue": "default", "expire_seconds": 55},
-}
-# Retention advice queued by a settings request, which the broker did not take or whose worker died,
-# is handed over again.
-CELERY_BEAT_SCHEDULE["retention-advice-resume"] = {
-    "task": "apps.srs.tasks.retention_advice_resume",
+# Background jobs (reschedules, fits, retention advice, Anki history imports) that the broker did not
+# take, or whose worker died, are handed over again: one round for every kind (apps.common.jobs).
+CELERY_BEAT_SCHEDULE["jobs-resume"] = {
+    "task": "apps.common.tasks.jobs_resume",
     "schedule": 60.0,
     "options": {"queue": "default", "expire_seconds": 55},
 }

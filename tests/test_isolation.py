@@ -23,13 +23,14 @@ from rest_framework.test import APIClient
 
 from apps.accounts.devices import device_token_issue
 from apps.accounts.models import DeviceToken
+from apps.common.jobs import JobStatus
 from apps.content.models import Card, Course, Deck, Question
 from apps.exercises.models import Submission
 from apps.explore.models import RegionVisit
 from apps.games.models import MatchAttempt, MatchBoard, MatchItem
 from apps.quizzes.models import QuestionMemory, QuizAnswer, QuizAttempt
 from apps.reminders.models import ReminderPreference
-from apps.srs.models import AnkiHistoryImport, AnkiHistoryStatus, CardMemory, DeckPass, ReviewLog, SchedulingSettings
+from apps.srs.models import AnkiHistoryImport, CardMemory, DeckPass, ReviewLog, SchedulingSettings
 from tests.support.api import client_for
 
 pytestmark = pytest.mark.django_db
@@ -109,7 +110,7 @@ def owner(shipped_course) -> Owner:
     submission_id = ok(client.post(f"{API}exercises/{EXERCISE}/submissions/", {"code": CODE}, format="json"), 202)["id"]
     CardMemory.objects.filter(learner=user, card=cards[0]).update(is_leech=True, suspended=True, lapses=8)
     history_import = AnkiHistoryImport.objects.create(
-        learner=user, status=AnkiHistoryStatus.DONE, total_entries=2, applied=2, finished_at=now
+        learner=user, status=JobStatus.DONE, total_entries=2, applied=2, finished_at=now
     )
 
     return Owner(

@@ -13,13 +13,20 @@ from enum import IntEnum
 from typing import IO, Any
 
 from django.conf import settings
-from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from apps.common.clock import EARLIEST_CLIENT_TIME, latest_client_time
 from apps.common.errors import DomainError, NotFound, RequestTooLarge
-from apps.common.publish import task_publish_after_commit
+from apps.common.jobs import (
+    JOB_FAILED_ON_OUR_SIDE,
+    JobStatus,
+    job_claimable,
+    job_finish,
+    job_heartbeat,
+    job_locked,
+    job_publish_after_commit,
+    job_start,
+)
 from apps.content.models import Card
 from apps.interchange.anki_package import (
     AnkiPackage,
@@ -28,10 +35,9 @@ from apps.interchange.anki_package import (
     PackageLimits,
     anki_package_read,
 )
-from apps.interchange.conf import ANKI_HISTORY_IMPORT_TASK
-from apps.srs.conf import PUBLISH_TIMEOUT_SECONDS
+from apps.interchange.jobs import ANKI_HISTORY_IMPORTS
 from apps.srs.core.scheduling import MemoryStage
-from apps.srs.models import AnkiHistoryImport, AnkiHistoryStatus, CardMemory, ReviewLog
+from apps.srs.models import AnkiHistoryImport, CardMemory, ReviewLog
 from apps.srs.reviews.services import BATCH_LIMIT, MAX_DURATION_MS, ReviewInput, reviews_submit
 from apps.srs.settings.config import learner_day_bounds, scheduling_settings_get
 
@@ -39,13 +45,6 @@ logger = logging.getLogger(__name__)
 
 # Names the review ids an import makes: uuid5 of this namespace and (learner, revlog id, note GUID),
 # so the same history uploaded again names the same reviews and records nothing twice.
-# An upload the broker did not take is handed over again after this long; a few minutes keeps a
-# broker outage from being hammered while losing nothing.
-ANKI_HISTORY_REPUBLISH_SECONDS = 120
-# A running import saves progress after every batch of BATCH_LIMIT reviews (a second or two); one
-# silent for this long lost its worker and is handed over again.
-ANKI_HISTORY_STALLED_SECONDS = 15 * 60
-ANKI_HISTORY_REPUBLISH_BATCH = 100
 _CLIENT_ID_NAMESPACE = uuid.UUID("5b0c1f8e-4a7d-5c3e-9a51-6f2d8e0b7a14")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 # A negative revlog interval is in seconds: minus a day or more counts as a day's interval.
@@ -308,9 +307,7 @@ def anki_history_import_create(*, learner: Any, package: IO[bytes], size: int) -
         raise RequestTooLarge(f"The package is larger than the {limit} bytes accepted.")
     _package_read(data)
     row = AnkiHistoryImport.objects.create(learner=learner, package=data, package_bytes=len(data))
-    task_publish_after_commit(
-        ANKI_HISTORY_IMPORT_TASK, row.pk, timeout=PUBLISH_TIMEOUT_SECONDS, what="Anki history imports"
-    )
+    job_publish_after_commit(ANKI_HISTORY_IMPORTS, row)
     return row
 
 
@@ -339,19 +336,12 @@ def _chunks(reviews: list[ReviewInput], size: int) -> Iterator[list[ReviewInput]
         yield reviews[start : start + size]
 
 
-def _claim(import_id: int) -> AnkiHistoryImport | None:
-    """Mark the import running; None when it is finished (a task delivered twice) or gone."""
-    with transaction.atomic():
-        row = AnkiHistoryImport.objects.select_for_update().filter(pk=import_id).first()
-        if row is None or row.status in {AnkiHistoryStatus.DONE, AnkiHistoryStatus.FAILED} or row.package is None:
+def _claim(import_id: int, *, now: datetime) -> AnkiHistoryImport | None:
+    """Mark the import running; None when it is finished (a task delivered twice), gone, or another worker's."""
+    with job_locked(ANKI_HISTORY_IMPORTS, import_id) as row:
+        if not job_claimable(ANKI_HISTORY_IMPORTS, row, now=now) or row.package is None:
             return None
-        if row.status == AnkiHistoryStatus.RUNNING and row.updated_at > timezone.now() - timedelta(
-            seconds=ANKI_HISTORY_STALLED_SECONDS
-        ):
-            # Another worker is replaying it and saving progress: a second delivery leaves it to that one.
-            return None
-        row.status = AnkiHistoryStatus.RUNNING
-        row.save(update_fields=["status", "updated_at"])
+        job_start(row, now=now)
         return row
 
 
@@ -364,42 +354,19 @@ def anki_history_import_run(*, import_id: int, now: datetime) -> AnkiHistoryImpo
     uploading the package again records only what is missing. Returns None for an import that is
     already finished.
     """
-    row = _claim(import_id)
+    row = _claim(import_id, now=timezone.now())
     if row is None:
         return None
     try:
         _replay(row, now=now)
     except DomainError as error:
-        _finish(row, status=AnkiHistoryStatus.FAILED, error=error.message)
+        _finish(row, status=JobStatus.FAILED, error=error.message)
     except Exception:
         logger.exception("Anki history import %s failed", import_id)
-        _finish(row, status=AnkiHistoryStatus.FAILED, error="Something went wrong on our side; it has been logged.")
+        _finish(row, status=JobStatus.FAILED, error=JOB_FAILED_ON_OUR_SIDE)
     else:
-        _finish(row, status=AnkiHistoryStatus.DONE, error="")
+        _finish(row, status=JobStatus.DONE, error="")
     return row
-
-
-def anki_history_imports_stalled(*, now: datetime) -> list[int]:
-    """Imports that no worker is running: queued but never taken, or running with no progress for a while.
-
-    The row is the outbox: an import the broker did not take when it was uploaded, or whose worker
-    died, stays in its row with its package, and is handed over again. Each one returned is marked
-    as handed over now, so the next round leaves it alone for another interval.
-    """
-    queued_before = now - timedelta(seconds=ANKI_HISTORY_REPUBLISH_SECONDS)
-    running_before = now - timedelta(seconds=ANKI_HISTORY_STALLED_SECONDS)
-    with transaction.atomic():
-        stalled = list(
-            AnkiHistoryImport.objects.select_for_update(skip_locked=True)
-            .filter(
-                Q(status=AnkiHistoryStatus.QUEUED, updated_at__lt=queued_before)
-                | Q(status=AnkiHistoryStatus.RUNNING, updated_at__lt=running_before)
-            )
-            .order_by("pk")
-            .values_list("pk", flat=True)[:ANKI_HISTORY_REPUBLISH_BATCH]
-        )
-        AnkiHistoryImport.objects.filter(pk__in=stalled).update(updated_at=now)
-    return stalled
 
 
 def _replay(row: AnkiHistoryImport, *, now: datetime) -> None:
@@ -449,25 +416,14 @@ def _not_yet_recorded(*, learner_id: int, reviews: Iterable[ReviewInput]) -> lis
     return [review for review in reviews if review.client_review_id not in recorded]
 
 
-_PROGRESS_FIELDS = [
-    "total_entries",
-    "matched",
-    "applied",
-    "skipped",
-    "progress_done",
-    "progress_total",
-    "updated_at",
-]
+_PROGRESS_FIELDS = ("total_entries", "matched", "applied", "skipped", "progress_done", "progress_total")
 
 
 def _progress_save(row: AnkiHistoryImport) -> None:
-    row.save(update_fields=_PROGRESS_FIELDS)
+    job_heartbeat(row, fields=_PROGRESS_FIELDS)
 
 
 def _finish(row: AnkiHistoryImport, *, status: str, error: str) -> None:
     """The import's end: its outcome saved, and the package it no longer needs removed."""
-    row.status = status
-    row.error_message = error
     row.package = None
-    row.finished_at = timezone.now()
-    row.save(update_fields=[*_PROGRESS_FIELDS, "status", "error_message", "package", "finished_at"])
+    job_finish(row, status=status, now=timezone.now(), error=error, fields=(*_PROGRESS_FIELDS, "package"))

@@ -12,9 +12,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.common.clock import time_text
+from apps.common.jobs import JobStatus
 from apps.common.schema import ErrorSerializer
 from apps.interchange.anki_history import SkipReason, anki_history_import_create, anki_history_import_get
-from apps.srs.models import AnkiHistoryImport, AnkiHistoryStatus
+from apps.srs.models import AnkiHistoryImport
 
 _SKIP_REASONS = sorted(value for name, value in vars(SkipReason).items() if name.isupper())
 
@@ -22,7 +23,7 @@ _SKIP_REASONS = sorted(value for name, value in vars(SkipReason).items() if name
 class AnkiHistoryOutput(serializers.Serializer):
     id = serializers.IntegerField()
     url = serializers.CharField(help_text="Where to follow this import.")
-    status = serializers.ChoiceField(choices=AnkiHistoryStatus.choices)
+    status = serializers.ChoiceField(choices=JobStatus.choices)
     progress_done = serializers.IntegerField(help_text="Reviews of the history handled so far.")
     progress_total = serializers.IntegerField(help_text="Reviews of the history to record; 0 until it is read.")
     total_entries = serializers.IntegerField(help_text="Review log entries in the package.")

@@ -3,6 +3,5 @@
 from __future__ import annotations
 
 # Published by this name (apps.common.publish). The name predates the import's move to this app: it is
-# kept so that messages already queued, and beat's stored schedules, still find the task.
+# kept so that messages already queued still find the task.
 ANKI_HISTORY_IMPORT_TASK = "apps.srs.tasks.anki_history_import"
-ANKI_HISTORY_IMPORTS_RESUME_TASK = "apps.srs.tasks.anki_history_imports_resume"

@@ -7,3 +7,10 @@ class SrsConfig(AppConfig):
     name = "apps.srs"
     label = "srs"
     verbose_name = "Spaced repetition"
+
+    def ready(self) -> None:
+        from apps.common.jobs import job_kind_register
+        from apps.srs.jobs import PARAMETER_FITS, RESCHEDULES, RETENTION_ADVICE
+
+        for kind in (RESCHEDULES, PARAMETER_FITS, RETENTION_ADVICE):
+            job_kind_register(kind)

@@ -8,6 +8,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from apps.common.jobs import BackgroundJob, JobStatus
 from apps.content.models import Card, Deck
 from apps.srs.core.scheduling import (
     DEFAULT_LEARNING_STEPS_SECONDS,
@@ -207,19 +208,12 @@ class ReviewLog(models.Model):
         return f"{self.kind} {self.rating} of {self.card_id} by {self.learner_id} at {self.reviewed_at}"
 
 
-class ParameterFitStatus(models.TextChoices):
-    QUEUED = "queued", "Queued"
-    RUNNING = "running", "Running"
-    DONE = "done", "Done"
-    FAILED = "failed", "Failed"
-
-
 class ParameterFitTrigger(models.TextChoices):
     SCHEDULE = "schedule", "Nightly schedule"
     REQUEST = "request", "Asked for by the learner"
 
 
-class ParameterFit(models.Model):
+class ParameterFit(BackgroundJob):
     """One fit of FSRS parameters to a learner's review log, kept whether its parameters were adopted or not.
 
     Both parameter sets are scored on the same later part of the log (the fitted set never saw it),
@@ -227,7 +221,6 @@ class ParameterFit(models.Model):
     """
 
     learner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="parameter_fits")
-    status = models.CharField(max_length=10, choices=ParameterFitStatus.choices, default=ParameterFitStatus.QUEUED)
     trigger = models.CharField(max_length=10, choices=ParameterFitTrigger.choices, default=ParameterFitTrigger.SCHEDULE)
     parameters = models.JSONField(null=True, blank=True, help_text="The 21 fitted FSRS-6 weights.")
     fitted_on_reviews = models.IntegerField(default=0, help_text="Reviews the parameters were fitted on.")
@@ -252,26 +245,24 @@ class ParameterFit(models.Model):
         help_text="The scheduler profile the adopted parameters became.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [
             # One fit in flight per learner: a second request or a second worker finds it and does nothing.
             models.UniqueConstraint(
                 fields=["learner"],
-                condition=Q(status__in=[ParameterFitStatus.QUEUED, ParameterFitStatus.RUNNING]),
+                condition=Q(status__in=[JobStatus.QUEUED, JobStatus.RUNNING]),
                 name="parameter_fit_one_in_flight",
             ),
             models.CheckConstraint(
-                condition=Q(status__in=[status.value for status in ParameterFitStatus]),
+                condition=Q(status__in=[status.value for status in JobStatus]),
                 name="parameter_fit_status_valid",
             ),
             models.CheckConstraint(
                 condition=Q(fitted_on_reviews__gte=0) & Q(evaluated_on_reviews__gte=0), name="parameter_fit_counts"
             ),
             models.CheckConstraint(
-                condition=Q(adopted=False) | (Q(status=ParameterFitStatus.DONE) & Q(parameters__isnull=False)),
+                condition=Q(adopted=False) | (Q(status=JobStatus.DONE) & Q(parameters__isnull=False)),
                 name="parameter_fit_adopted_done",
             ),
         ]
@@ -309,14 +300,7 @@ class DeckPass(models.Model):
         return f"{self.known}/{self.total} on {self.deck_id} by {self.learner_id}"
 
 
-class AnkiHistoryStatus(models.TextChoices):
-    QUEUED = "queued", "Queued"
-    RUNNING = "running", "Running"
-    DONE = "done", "Done"
-    FAILED = "failed", "Failed"
-
-
-class AnkiHistoryImport(models.Model):
+class AnkiHistoryImport(BackgroundJob):
     """A learner's Anki review history being replayed into their memory of the cards that came from Anki.
 
     The uploaded package is kept in the row until the import finishes, so whichever worker runs it can
@@ -324,7 +308,6 @@ class AnkiHistoryImport(models.Model):
     """
 
     learner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="anki_history_imports")
-    status = models.CharField(max_length=10, choices=AnkiHistoryStatus.choices, default=AnkiHistoryStatus.QUEUED)
     package = models.BinaryField(null=True, blank=True, editable=False)
     package_bytes = models.BigIntegerField(default=0, help_text="Size of the uploaded package.")
     total_entries = models.IntegerField(default=0, help_text="Review log entries in the package.")
@@ -333,15 +316,12 @@ class AnkiHistoryImport(models.Model):
     skipped = models.JSONField(default=dict, blank=True, help_text="Entries not recorded, counted by reason.")
     progress_done = models.IntegerField(default=0)
     progress_total = models.IntegerField(default=0)
-    error_message = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [
             models.CheckConstraint(
-                condition=Q(status__in=[status.value for status in AnkiHistoryStatus]),
+                condition=Q(status__in=[status.value for status in JobStatus]),
                 name="anki_history_status_valid",
             ),
             models.CheckConstraint(
@@ -359,19 +339,12 @@ class AnkiHistoryImport(models.Model):
         return f"Anki history {self.pk} of {self.learner_id}: {self.status}"
 
 
-class RescheduleStatus(models.TextChoices):
-    QUEUED = "queued", "Queued"
-    RUNNING = "running", "Running"
-    DONE = "done", "Done"
-    FAILED = "failed", "Failed"
-
-
 class RescheduleReason(models.TextChoices):
     PARAMETERS = "parameters", "New FSRS parameters"
     DESIRED_RETENTION = "desired_retention", "New desired retention"
 
 
-class Reschedule(models.Model):
+class Reschedule(BackgroundJob):
     """A run that moved a learner's review cards to the due dates their current settings give.
 
     The row is also the outbox: a run the broker did not take, or whose worker died, stays here and
@@ -381,7 +354,6 @@ class Reschedule(models.Model):
 
     learner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="reschedules")
     reason = models.CharField(max_length=20, choices=RescheduleReason.choices)
-    status = models.CharField(max_length=10, choices=RescheduleStatus.choices, default=RescheduleStatus.QUEUED)
     from_profile = models.ForeignKey(
         SchedulerProfile,
         null=True,
@@ -402,20 +374,16 @@ class Reschedule(models.Model):
     cards_examined = models.IntegerField(default=0)
     cards_moved = models.IntegerField(default=0, help_text="Cards whose due date changed.")
     last_card_id = models.BigIntegerField(default=0, editable=False, help_text="Where a resumed run goes on from.")
-    error_message = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [
             # Changes made before a queued run starts are all covered by it: it reads the settings when it starts.
             models.UniqueConstraint(
-                fields=["learner"], condition=Q(status=RescheduleStatus.QUEUED), name="reschedule_one_queued"
+                fields=["learner"], condition=Q(status=JobStatus.QUEUED), name="reschedule_one_queued"
             ),
             models.CheckConstraint(
-                condition=Q(status__in=[status.value for status in RescheduleStatus]), name="reschedule_status_valid"
+                condition=Q(status__in=[status.value for status in JobStatus]), name="reschedule_status_valid"
             ),
             models.CheckConstraint(
                 condition=Q(reason__in=[reason.value for reason in RescheduleReason]), name="reschedule_reason_valid"
@@ -434,19 +402,12 @@ class Reschedule(models.Model):
         return f"Reschedule {self.pk} of {self.learner_id} ({self.reason}): {self.status}"
 
 
-class RetentionAdviceStatus(models.TextChoices):
-    QUEUED = "queued", "Queued"
-    RUNNING = "running", "Running"
-    DONE = "done", "Done"
-    FAILED = "failed", "Failed"
-
-
 class ParametersSource(models.TextChoices):
     DEFAULT = "default", "FSRS-6's default weights"
     FITTED = "fitted", "The learner's own weights"
 
 
-class StoredRetentionAdvice(models.Model):
+class StoredRetentionAdvice(BackgroundJob):
     """Retention advice computed on the workers for one set of simulator inputs, and the outbox of that computation.
 
     Keyed by what the simulation depends on: the weights (their digest), the desired retention, the
@@ -463,9 +424,6 @@ class StoredRetentionAdvice(models.Model):
     limits_digest = models.CharField(
         max_length=64, help_text="SHA-256 of the daily limits, maximum interval and step counts simulated."
     )
-    status = models.CharField(
-        max_length=10, choices=RetentionAdviceStatus.choices, default=RetentionAdviceStatus.QUEUED
-    )
     advised_retention = models.FloatField(null=True, blank=True)
     advised_reviews_per_day = models.FloatField(null=True, blank=True)
     advised_minutes_per_day = models.FloatField(null=True, blank=True)
@@ -476,11 +434,8 @@ class StoredRetentionAdvice(models.Model):
     review_seconds_source = models.CharField(
         max_length=10, blank=True, help_text="default, learner or mixed: where the seconds per review came from."
     )
-    error_message = models.TextField(blank=True)
     requested_at = models.DateTimeField(help_text="When the latest computation was queued.")
-    started_at = models.DateTimeField(null=True, blank=True)
     computed_at = models.DateTimeField(null=True, blank=True, help_text="When the figures were computed.")
-    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         verbose_name_plural = "stored retention advice"
@@ -491,7 +446,7 @@ class StoredRetentionAdvice(models.Model):
                 name="retention_advice_inputs_unique",
             ),
             models.CheckConstraint(
-                condition=Q(status__in=[status.value for status in RetentionAdviceStatus]),
+                condition=Q(status__in=[status.value for status in JobStatus]),
                 name="retention_advice_status_valid",
             ),
             models.CheckConstraint(

@@ -21,14 +21,6 @@ def reschedule(reschedule_id: int) -> str | None:
     return row.status if row is not None else None
 
 
-@shared_task(ignore_result=True)
-def reschedules_resume() -> int:
-    """Hand over again the reschedules no worker is running; returns how many."""
-    stalled = rescheduling.reschedules_stalled(now=timezone.now())
-    tasks_publish(RESCHEDULE_TASK, stalled, timeout=PUBLISH_TIMEOUT_SECONDS, what="reschedules")
-    return len(stalled)
-
-
 @shared_task(name=PARAMETER_FIT_TASK, acks_late=True, reject_on_worker_lost=True, ignore_result=True)
 def parameter_fit(learner_id: int) -> str | None:
     fit = optimization.parameter_fit_run(learner_id=learner_id, now=timezone.now())
@@ -49,11 +41,3 @@ def _parameter_fit_publish(learner_id: int) -> None:
 def retention_advice(advice_id: int) -> str | None:
     row = retention_advising.retention_advice_run(advice_id=advice_id, now=timezone.now())
     return row.status if row is not None else None
-
-
-@shared_task(ignore_result=True)
-def retention_advice_resume() -> int:
-    """Hand over again the retention advice no worker is computing; returns how many."""
-    stalled = retention_advising.retention_advice_stalled(now=timezone.now())
-    tasks_publish(RETENTION_ADVICE_TASK, stalled, timeout=PUBLISH_TIMEOUT_SECONDS, what="retention advice computations")
-    return len(stalled)

@@ -17,6 +17,7 @@ from django.test.utils import CaptureQueriesContext
 from apps.accounts.devices import device_token_issue
 from apps.accounts.export import EXPORTERS
 from apps.accounts.models import AccountEmail, DeviceToken, LearnerProfile, PendingRegistration
+from apps.common.jobs import JobStatus
 from apps.content.models import Card, ExplorerRegion, PipelineExercise, Question, Quiz
 from apps.exercises.models import Submission
 from apps.explore.models import RegionVisit
@@ -25,7 +26,6 @@ from apps.quizzes.models import LessonAnswer, QuestionMemory, QuizAnswer, QuizAt
 from apps.reminders.models import ReminderEmail, ReminderPreference
 from apps.srs.models import (
     AnkiHistoryImport,
-    AnkiHistoryStatus,
     CardMemory,
     DeckPass,
     ParameterFit,
@@ -187,7 +187,7 @@ def fill(learner: Any, tag: str) -> Filled:
         result={"checks": [f"passed {tag}"]},
     )
     AnkiHistoryImport.objects.create(
-        learner=learner, status=AnkiHistoryStatus.DONE, package_bytes=1234, total_entries=3, applied=2,
+        learner=learner, status=JobStatus.DONE, package_bytes=1234, total_entries=3, applied=2,
         skipped={"manual": 1}, finished_at=NOW,
     )  # fmt: skip
     Reschedule.objects.create(

@@ -19,21 +19,14 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from rest_framework.test import APIClient
 
 from apps.accounts.models import LearnerProfile
+from apps.common.jobs import JobStatus
 from apps.content.models import Card, Course, ExplorerRegion, PipelineExercise, Question, Quiz
 from apps.exercises.models import Submission, SubmissionStatus, Verdict
 from apps.explore.models import RegionVisit
 from apps.games.models import MatchBoard, MatchItem
 from apps.quizzes.models import QuestionMemory, QuizAnswer, QuizAttempt
 from apps.srs.core.scheduling import MemoryStage, SchedulerConfig
-from apps.srs.models import (
-    AnkiHistoryImport,
-    AnkiHistoryStatus,
-    CardMemory,
-    DeckPass,
-    ReviewKind,
-    ReviewLog,
-    SchedulingSettings,
-)
+from apps.srs.models import AnkiHistoryImport, CardMemory, DeckPass, ReviewKind, ReviewLog, SchedulingSettings
 from apps.srs.settings.services import scheduler_profile_ensure
 
 pytestmark = pytest.mark.django_db
@@ -192,12 +185,12 @@ def extreme_rows(learner, shipped_course) -> dict[str, Any]:
         QuestionMemory.objects.create(learner=learner, question=item, **memory)
     history_imports = [
         AnkiHistoryImport.objects.create(
-            learner=learner, status=AnkiHistoryStatus.DONE, package_bytes=INT_MAX, total_entries=INT_MAX,
+            learner=learner, status=JobStatus.DONE, package_bytes=INT_MAX, total_entries=INT_MAX,
             matched=INT_MAX, applied=INT_MAX, skipped={"unknown_kind": "lots", "": None}, progress_done=INT_MAX,
             progress_total=INT_MAX, error_message="x" * 10_000, finished_at=YEAR_1,
         ),
         AnkiHistoryImport.objects.create(
-            learner=learner, status=AnkiHistoryStatus.RUNNING, skipped=["not", "a", "mapping"]
+            learner=learner, status=JobStatus.RUNNING, skipped=["not", "a", "mapping"]
         ),
     ]  # fmt: skip
     for history_import, at in zip(history_imports, [YEAR_1, YEAR_9999], strict=True):

@@ -10,6 +10,7 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
+from apps.common.jobs import JobStatus
 from apps.common.publish import tasks_publish
 from apps.content.models import Card
 from apps.interchange.anki_history import (
@@ -19,7 +20,7 @@ from apps.interchange.anki_history import (
     anki_history_import_run,
 )
 from apps.interchange.conf import ANKI_HISTORY_IMPORT_TASK
-from apps.srs.models import AnkiHistoryImport, AnkiHistoryStatus, CardMemory, ReviewLog
+from apps.srs.models import AnkiHistoryImport, CardMemory, ReviewLog
 from apps.srs.reviews.services import BATCH_LIMIT, MAX_DURATION_MS, ReviewInput, reviews_submit
 from tests.support.anki_packages import (
     NoteSpec,
@@ -119,7 +120,7 @@ def test_each_kind_of_entry_is_recorded_or_skipped_as_documented(learner, anki_c
         ]
     )
     row = _run(learner, package)
-    assert row.status == AnkiHistoryStatus.DONE, row.error_message
+    assert row.status == JobStatus.DONE, row.error_message
     logs = list(ReviewLog.objects.filter(learner=learner).order_by("reviewed_at"))
     assert [(log.reviewed_at, log.rating) for log in logs] == [
         (moments[0], 3),
@@ -153,7 +154,7 @@ def test_entries_of_other_cards_and_times_outside_the_services_era_are_counted_a
         ]
     )
     row = _run(learner, package)
-    assert row.status == AnkiHistoryStatus.DONE
+    assert row.status == JobStatus.DONE
     assert row.total_entries == 6 and row.matched == 3 and row.applied == 1
     assert row.skipped == {
         SkipReason.BEFORE_2000: 1,
@@ -220,7 +221,7 @@ def test_the_memory_is_the_one_submitting_the_same_reviews_gives_merged_with_rev
     assert ReviewLog.objects.filter(learner=learner).count() == 1
 
     row = _run(learner, package)
-    assert row.status == AnkiHistoryStatus.DONE, row.error_message
+    assert row.status == JobStatus.DONE, row.error_message
     assert row.applied == len(rows) > BATCH_LIMIT
     assert row.progress_done == row.progress_total == len(rows)
     assert _memories(learner) == expected
@@ -233,7 +234,7 @@ def test_uploading_the_same_history_again_changes_nothing(learner, anki_cards):
     memories, logs = _memories(learner), ReviewLog.objects.filter(learner=learner).count()
     again = _run(learner, package)
     assert first.applied == 42 and again.applied == 0
-    assert again.status == AnkiHistoryStatus.DONE
+    assert again.status == JobStatus.DONE
     assert again.skipped == {SkipReason.ALREADY_RECORDED: 42}
     assert _memories(learner) == memories
     assert ReviewLog.objects.filter(learner=learner).count() == logs
@@ -255,7 +256,7 @@ def test_an_import_that_cannot_read_its_package_fails_with_the_reason_and_drops_
     AnkiHistoryImport.objects.filter(pk=row.pk).update(package=b"no longer a zip archive")
     anki_history_import_run(import_id=row.pk, now=timezone.now())
     row.refresh_from_db()
-    assert row.status == AnkiHistoryStatus.FAILED
+    assert row.status == JobStatus.FAILED
     assert "not a zip archive" in row.error_message
     assert row.package is None and row.finished_at is not None
     # A task delivered again finds it finished and leaves it.
@@ -337,24 +338,24 @@ def test_imports_are_their_owners_alone(learner, learner_client, api_client, ank
 
 
 def test_an_import_the_broker_did_not_take_stays_queued_and_is_handed_over_again(learner):
-    from apps.interchange.anki_history import (
-        ANKI_HISTORY_REPUBLISH_SECONDS,
-        ANKI_HISTORY_STALLED_SECONDS,
-        anki_history_imports_stalled,
-    )
+    from apps.common.jobs import jobs_stalled
+    from apps.interchange.jobs import ANKI_HISTORY_IMPORTS
+
+    def anki_history_imports_stalled(*, now):
+        return jobs_stalled(ANKI_HISTORY_IMPORTS, now=now)
 
     history_package = _base_package()
     queued = AnkiHistoryImport.objects.create(learner=learner, package=history_package, package_bytes=1)
     running = AnkiHistoryImport.objects.create(
-        learner=learner, package=history_package, package_bytes=1, status=AnkiHistoryStatus.RUNNING
+        learner=learner, package=history_package, package_bytes=1, status=JobStatus.RUNNING
     )
     now = timezone.now()
     # Fresh rows belong to the broker and to a live worker.
     assert anki_history_imports_stalled(now=now) == []
-    later = now + timedelta(seconds=ANKI_HISTORY_REPUBLISH_SECONDS + 1)
+    later = now + ANKI_HISTORY_IMPORTS.republish_after + timedelta(seconds=1)
     assert anki_history_imports_stalled(now=later) == [queued.pk]
     # Handed over: left alone for another interval.
     assert anki_history_imports_stalled(now=later) == []
-    much_later = later + timedelta(seconds=ANKI_HISTORY_STALLED_SECONDS + 1)
+    much_later = later + ANKI_HISTORY_IMPORTS.stalled_after + timedelta(seconds=1)
     assert anki_history_imports_stalled(now=much_later) == [queued.pk, running.pk]
-    assert AnkiHistoryImport.objects.get(pk=queued.pk).status == AnkiHistoryStatus.QUEUED
+    assert AnkiHistoryImport.objects.get(pk=queued.pk).status == JobStatus.QUEUED

@@ -18,6 +18,7 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from apps.common.jobs import JobStatus, jobs_stalled
 from apps.content.models import Card, Course, Deck, Lesson
 from apps.srs import tasks
 from apps.srs.adaptation import optimization
@@ -29,14 +30,13 @@ from apps.srs.adaptation.optimization import (
 )
 from apps.srs.adaptation.rescheduling import reschedule_run
 from apps.srs.core.scheduling import DEFAULT_PARAMETERS, MemoryStage
+from apps.srs.jobs import PARAMETER_FITS
 from apps.srs.models import (
     CardMemory,
     ParameterFit,
-    ParameterFitStatus,
     ParameterFitTrigger,
     Reschedule,
     RescheduleReason,
-    RescheduleStatus,
     ReviewLog,
     ReviewSource,
     SchedulingSettings,
@@ -177,7 +177,7 @@ def test_a_log_drawn_from_a_known_model_is_fitted_better_than_the_defaults_and_a
     fit = parameter_fit_run(learner_id=known_learner.pk, now=now)
 
     assert fit is not None
-    assert (fit.status, fit.trigger, fit.adopted) == (ParameterFitStatus.DONE, ParameterFitTrigger.SCHEDULE, True)
+    assert (fit.status, fit.trigger, fit.adopted) == (JobStatus.DONE, ParameterFitTrigger.SCHEDULE, True)
     log_loss, rmse_bins, previous_log_loss, previous_rmse_bins = figures(fit)
     assert log_loss < previous_log_loss
     assert rmse_bins < previous_rmse_bins
@@ -196,12 +196,12 @@ def test_a_log_drawn_from_a_known_model_is_fitted_better_than_the_defaults_and_a
     assert (settings.optimized_at, settings.reviews_at_last_fit) == (now, recorded)
     # The review cards move to the due dates the new weights give, in the background.
     reschedule = Reschedule.objects.filter(learner=known_learner).latest("created_at")
-    assert (reschedule.reason, reschedule.status) == (RescheduleReason.PARAMETERS, RescheduleStatus.QUEUED)
+    assert (reschedule.reason, reschedule.status) == (RescheduleReason.PARAMETERS, JobStatus.QUEUED)
     review_cards = CardMemory.objects.filter(learner=known_learner, stage=MemoryStage.REVIEW)
     due_before = dict(review_cards.values_list("card_id", "due"))
     done = reschedule_run(reschedule_id=reschedule.pk)
     assert done is not None
-    assert (done.status, done.to_profile_id) == (RescheduleStatus.DONE, fit.profile_id)
+    assert (done.status, done.to_profile_id) == (JobStatus.DONE, fit.profile_id)
     due_after = dict(review_cards.values_list("card_id", "due"))
     assert done.cards_examined == len(due_before) > 0
     assert done.cards_moved == sum(1 for card_id, due in due_after.items() if due != due_before[card_id]) > 0
@@ -217,7 +217,7 @@ def test_a_fit_that_predicts_the_later_reviews_worse_is_kept_with_its_figures_bu
     fit = parameter_fit_run(learner_id=learner.pk, now=timezone.now())
 
     assert fit is not None
-    assert (fit.status, fit.adopted) == (ParameterFitStatus.DONE, False)
+    assert (fit.status, fit.adopted) == (JobStatus.DONE, False)
     assert "did not predict the later reviews better" in fit.reason
     assert fit.parameters is not None and len(fit.parameters) == 21
     log_loss, _, previous_log_loss, _ = figures(fit)
@@ -237,7 +237,7 @@ def test_pinned_weights_are_fitted_when_asked_but_never_replaced(known_learner):
     done = parameter_fit_run(learner_id=known_learner.pk, now=timezone.now())
 
     assert done is not None and done.pk == fit.pk
-    assert (done.status, done.trigger, done.adopted) == (ParameterFitStatus.DONE, ParameterFitTrigger.REQUEST, False)
+    assert (done.status, done.trigger, done.adopted) == (JobStatus.DONE, ParameterFitTrigger.REQUEST, False)
     assert done.reason == "The weights in use are pinned."
     assert done.previous_parameters == pytest.approx(pinned)
     assert done.log_loss is not None and done.previous_log_loss is not None
@@ -266,7 +266,7 @@ def test_a_second_run_finds_nothing_to_do_until_enough_new_reviews_or_time_have_
     assert parameter_fit_run(learner_id=learner.pk, now=later) is None
     reviews_record(learner, [(many_cards[2], timezone.now(), 3)])
     assert parameter_fit_run(learner_id=learner.pk, now=later) is not None
-    assert ParameterFit.objects.filter(learner=learner, status=ParameterFitStatus.DONE).count() == 3
+    assert ParameterFit.objects.filter(learner=learner, status=JobStatus.DONE).count() == 3
 
 
 def test_automatic_fits_stop_when_turned_off_and_a_running_fit_sees_the_change(learner, many_cards):
@@ -278,22 +278,22 @@ def test_automatic_fits_stop_when_turned_off_and_a_running_fit_sees_the_change(l
     # Asked for, a fit still runs.
     parameter_fit_request(learner=learner, now=timezone.now())
     fit = parameter_fit_run(learner_id=learner.pk, now=timezone.now())
-    assert fit is not None and fit.status == ParameterFitStatus.DONE
+    assert fit is not None and fit.status == JobStatus.DONE
 
 
 def test_a_fit_whose_worker_stopped_is_marked_failed_and_the_next_run_starts_afresh(learner, many_cards):
     reviews_record(learner, shifted_log(many_cards[:40], start=log_start(80), days=75, forgotten_from=62))
     now = timezone.now()
-    stopped = ParameterFit.objects.create(
-        learner=learner, status=ParameterFitStatus.RUNNING, started_at=now - optimization.FIT_STALLED
-    )
+    stopped = ParameterFit.objects.create(learner=learner, status=JobStatus.RUNNING, started_at=now)
+    # Its worker saved nothing since it started, as long ago as a fit may stay quiet.
+    ParameterFit.objects.filter(pk=stopped.pk).update(updated_at=now - PARAMETER_FITS.stalled_after)
     assert parameter_fit_run(learner_id=learner.pk, now=now - timedelta(minutes=1)) is None
 
     fit = parameter_fit_run(learner_id=learner.pk, now=now + timedelta(seconds=1))
 
     assert fit is not None and fit.pk != stopped.pk
     stopped.refresh_from_db()
-    assert (stopped.status, stopped.reason) == (ParameterFitStatus.FAILED, "No worker finished it in time.")
+    assert (stopped.status, stopped.reason) == (JobStatus.FAILED, "No worker finished it in time.")
 
 
 def race_learner() -> Any:
@@ -325,7 +325,7 @@ def test_two_runs_at_once_make_one_fit(asked_for):
 
     assert sorted(result is None for result in results) == [False, True]
     (fit,) = ParameterFit.objects.filter(learner=learner)
-    assert fit.status == ParameterFitStatus.DONE
+    assert fit.status == JobStatus.DONE
     assert fit.trigger == (ParameterFitTrigger.REQUEST if asked_for else ParameterFitTrigger.SCHEDULE)
 
 
@@ -357,7 +357,7 @@ def test_a_run_that_finds_the_fit_being_claimed_by_another_worker_does_nothing_w
 
     assert result is None
     queued.refresh_from_db()
-    assert queued.status == ParameterFitStatus.QUEUED
+    assert queued.status == JobStatus.QUEUED
     assert ParameterFit.objects.filter(learner=learner).count() == 1
 
 
@@ -387,14 +387,17 @@ def test_the_nightly_run_sends_each_due_learner_once_reading_learners_in_keyset_
     )
     lost_message = _learner_with_reviews("lost-message", many_cards, 2)
     queued = ParameterFit.objects.create(learner=lost_message, trigger=ParameterFitTrigger.REQUEST)
-    ParameterFit.objects.filter(pk=queued.pk).update(created_at=now - optimization.FIT_STALLED - timedelta(seconds=1))
+    long_ago = now - PARAMETER_FITS.stalled_after - timedelta(seconds=1)
+    ParameterFit.objects.filter(pk=queued.pk).update(created_at=long_ago, updated_at=long_ago)
     sent: list[int] = []
 
     with CaptureQueriesContext(connection) as queries:
         count = parameter_fits_dispatch(now=now, send=sent.append, batch_size=2)
 
-    assert sent == [lost_message.pk, never_fitted.pk, month_ago.pk, many_new.pk]
-    assert count == 4
+    assert sent == [never_fitted.pk, month_ago.pk, many_new.pk]
+    assert count == 3
+    # The fit whose message was lost is the background jobs' round's to hand over again, by its learner.
+    assert jobs_stalled(PARAMETER_FITS, now=now) == [lost_message.pk]
     settings_reads = [query["sql"] for query in queries if 'FROM "srs_schedulingsettings"' in query["sql"]]
     # Six learners may be due (those who turned fits off or pinned are not read), two at a time; then none left.
     assert len(settings_reads) == 4
@@ -463,7 +466,7 @@ def test_asking_for_a_fit_through_the_api_queues_it_refuses_a_second_and_shows_t
     shown = learner_client.get(SETTINGS_URL).json()
     assert [fit["status"] for fit in shown["parameter_fits"]] == ["queued"]
 
-    assert tasks.parameter_fit(known_learner.pk) == ParameterFitStatus.DONE
+    assert tasks.parameter_fit(known_learner.pk) == JobStatus.DONE
 
     shown = learner_client.get(SETTINGS_URL).json()
     (fit,) = shown["parameter_fits"]

@@ -13,9 +13,10 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from fsrs import scheduler as fsrs_scheduler
 
+from apps.common.jobs import jobs_stalled
 from apps.content.models import Card, Course, Deck, Lesson
 from apps.srs.adaptation import rescheduling
-from apps.srs.adaptation.rescheduling import due_under, reschedule_run, reschedules_stalled
+from apps.srs.adaptation.rescheduling import due_under, reschedule_run
 from apps.srs.core.scheduling import (
     DEFAULT_PARAMETERS,
     MemoryStage,
@@ -26,6 +27,7 @@ from apps.srs.core.scheduling import (
     rescheduled_due,
     review,
 )
+from apps.srs.jobs import RESCHEDULES
 from apps.srs.models import CardMemory, Reschedule, ReviewKind, ReviewLog
 from apps.srs.reviews.memory import memory_state_of
 from apps.srs.reviews.services import ReviewInput, reviews_submit
@@ -334,9 +336,9 @@ def test_runs_no_worker_took_are_handed_over_again(learner, studied):
     now = just_queued.updated_at
     Reschedule.objects.filter(pk=never_taken.pk).update(updated_at=now - timedelta(minutes=5))
 
-    assert reschedules_stalled(now=now) == [never_taken.pk]
+    assert jobs_stalled(RESCHEDULES, now=now) == [never_taken.pk]
     # Handed over now, it waits another interval before the next round takes it again.
-    assert reschedules_stalled(now=now) == []
+    assert jobs_stalled(RESCHEDULES, now=now) == []
     assert reschedule_run(reschedule_id=never_taken.pk) is not None
 
 
@@ -350,9 +352,9 @@ def test_a_run_whose_worker_died_goes_on_where_it_stopped(studied, monkeypatch):
     rescheduling._batch_reschedule(claimed[0], config=claimed[1])
     # The worker dies here; a second delivery leaves a live run alone.
     assert reschedule_run(reschedule_id=row.pk) is None
-    stale = claimed[0].updated_at - timedelta(minutes=rescheduling.RESCHEDULE_STALLED_SECONDS)
+    stale = claimed[0].updated_at - RESCHEDULES.stalled_after - timedelta(minutes=1)
     Reschedule.objects.filter(pk=row.pk).update(updated_at=stale)
-    assert reschedules_stalled(now=claimed[0].updated_at) == [row.pk]
+    assert jobs_stalled(RESCHEDULES, now=claimed[0].updated_at) == [row.pk]
 
     finished = reschedule_run(reschedule_id=row.pk)
 

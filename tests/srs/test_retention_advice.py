@@ -12,6 +12,7 @@ from django.utils import timezone
 from drf_spectacular.generators import SchemaGenerator
 
 from apps.common.clock import time_text
+from apps.common.jobs import jobs_stalled
 from apps.common.publish import tasks_publish
 from apps.content.models import Card, Course, Deck, Lesson
 from apps.srs.adaptation import retention_advising
@@ -25,6 +26,7 @@ from apps.srs.core.retention_advice import (
     review_seconds_from_timings,
 )
 from apps.srs.core.scheduling import DEFAULT_PARAMETERS, MemoryStage, Rating
+from apps.srs.jobs import RETENTION_ADVICE
 from apps.srs.models import ReviewSource, SchedulingSettings, StoredRetentionAdvice
 from apps.srs.reviews.services import ReviewInput, review_undo, reviews_submit
 from apps.srs.settings.rules import RETENTION_RANGE
@@ -236,10 +238,10 @@ def test_old_advice_is_shown_while_it_is_computed_again(learner_client, learner,
 
 def test_rows_no_worker_took_are_handed_over_again(learner):
     row = retention_advising.retention_advice_ensure(learner=learner, now=NOW)
-    now = row.updated_at + retention_advising.ADVICE_REPUBLISH_AFTER + timedelta(seconds=1)
+    now = row.updated_at + RETENTION_ADVICE.republish_after + timedelta(seconds=1)
 
-    assert retention_advising.retention_advice_stalled(now=now) == [row.pk]
-    assert retention_advising.retention_advice_stalled(now=now) == []
+    assert jobs_stalled(RETENTION_ADVICE, now=now) == [row.pk]
+    assert jobs_stalled(RETENTION_ADVICE, now=now) == []
     assert retention_advising.retention_advice_run(advice_id=row.pk, now=now) is not None
 
 

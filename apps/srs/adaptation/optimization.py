@@ -20,8 +20,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Q, QuerySet
 
 from apps.common.errors import Conflict
-from apps.common.publish import task_publish_after_commit
-from apps.srs.conf import PARAMETER_FIT_TASK, PUBLISH_TIMEOUT_SECONDS
+from apps.common.jobs import JobStatus, job_finish, job_publish_after_commit, job_start
 from apps.srs.core.optimizer import (
     FitMetrics,
     LoggedReview,
@@ -31,14 +30,8 @@ from apps.srs.core.optimizer import (
     parameters_fit,
 )
 from apps.srs.core.scheduling import DEFAULT_PARAMETERS, learner_day
-from apps.srs.models import (
-    ParameterFit,
-    ParameterFitStatus,
-    ParameterFitTrigger,
-    ReviewKind,
-    ReviewLog,
-    SchedulingSettings,
-)
+from apps.srs.jobs import PARAMETER_FITS
+from apps.srs.models import ParameterFit, ParameterFitTrigger, ReviewKind, ReviewLog, SchedulingSettings
 from apps.srs.settings.config import scheduler_config_from_settings
 from apps.srs.settings.rules import SettingsInvalid, scheduling_settings_in_force
 from apps.srs.settings.services import scheduler_profile_ensure, scheduling_settings_update
@@ -56,8 +49,6 @@ REFIT_AFTER = timedelta(days=30)
 # The latest fifth of the long-term reviews is held out to score the fitted and the current weights.
 TEST_FRACTION = 0.2
 PARAMETER_FITS_SHOWN = 5
-# A fit takes well under a second of a worker; one in flight this long lost its worker or its message.
-FIT_STALLED = timedelta(minutes=15)
 # Learners read per query when the nightly run looks for those due a fit.
 DISPATCH_BATCH = 1000
 
@@ -114,13 +105,33 @@ def _settings_in_force(learner_id: int) -> SchedulingSettings:
 
 
 def _stalled_fits_fail(*, learner_id: int, now: datetime, queued_too: bool) -> None:
-    """Mark failed the learner's fit whose worker stopped, and, with `queued_too`, one no worker took."""
-    stalled = Q(status=ParameterFitStatus.RUNNING, started_at__lt=now - FIT_STALLED)
+    """Mark failed the learner's fit whose worker stopped, and, with `queued_too`, one no worker took.
+
+    A fit is quick, so one that stalled is not taken over: its learner's next fit starts afresh."""
+    stalled_after = PARAMETER_FITS.stalled_after
+    stalled = Q(status=JobStatus.RUNNING, updated_at__lt=now - stalled_after)
     if queued_too:
-        stalled |= Q(status=ParameterFitStatus.QUEUED, created_at__lt=now - FIT_STALLED)
+        stalled |= Q(status=JobStatus.QUEUED, created_at__lt=now - stalled_after)
+    message = "No worker finished it in time."
     ParameterFit.objects.filter(stalled, learner_id=learner_id).update(
-        status=ParameterFitStatus.FAILED, finished_at=now, reason="No worker finished it in time."
+        status=JobStatus.FAILED, finished_at=now, reason=message, error_message=message, updated_at=now
     )
+
+
+# What a finished fit stores with its outcome.
+_OUTCOME_FIELDS = (
+    "adopted",
+    "reason",
+    "parameters",
+    "fitted_on_reviews",
+    "previous_parameters",
+    "evaluated_on_reviews",
+    "log_loss",
+    "rmse_bins",
+    "previous_log_loss",
+    "previous_rmse_bins",
+    "profile",
+)
 
 
 def parameter_fit_request(*, learner: Any, now: datetime) -> ParameterFit:
@@ -142,7 +153,7 @@ def parameter_fit_request(*, learner: Any, now: datetime) -> ParameterFit:
         raise FitInProgress(
             "A fit of your weights is already queued or running; its outcome will show in GET /srs/settings/."
         ) from None
-    task_publish_after_commit(PARAMETER_FIT_TASK, learner.pk, timeout=PUBLISH_TIMEOUT_SECONDS, what="parameter fits")
+    job_publish_after_commit(PARAMETER_FITS, fit)
     return fit
 
 
@@ -153,12 +164,11 @@ def _claim(*, learner_id: int, now: datetime) -> ParameterFit | None:
         _stalled_fits_fail(learner_id=learner_id, now=now, queued_too=False)
         queued = (
             ParameterFit.objects.select_for_update(skip_locked=True)
-            .filter(learner_id=learner_id, status=ParameterFitStatus.QUEUED)
+            .filter(learner_id=learner_id, status=JobStatus.QUEUED)
             .first()
         )
         if queued is not None:
-            queued.status, queued.started_at = ParameterFitStatus.RUNNING, now
-            queued.save(update_fields=["status", "started_at"])
+            job_start(queued, now=now)
             return queued
         settings = _settings_in_force(learner_id)
         due = (
@@ -179,7 +189,7 @@ def _claim(*, learner_id: int, now: datetime) -> ParameterFit | None:
                 return ParameterFit.objects.create(
                     learner_id=learner_id,
                     trigger=ParameterFitTrigger.SCHEDULE,
-                    status=ParameterFitStatus.RUNNING,
+                    status=JobStatus.RUNNING,
                     started_at=now,
                 )
         except IntegrityError:
@@ -266,7 +276,6 @@ def _finish(fit: ParameterFit, outcome: _Fitted, *, now: datetime) -> ParameterF
         if row is None:
             row, _ = SchedulingSettings.objects.get_or_create(learner_id=learner_id)
         SchedulingSettings.objects.filter(pk=row.pk).update(optimized_at=now, reviews_at_last_fit=outcome.recorded)
-        fit.status = ParameterFitStatus.DONE
         fit.adopted = not reason
         fit.reason = reason or "Adopted: the fitted weights predicted the later reviews better on both figures."
         fit.parameters = list(outcome.fitted) if outcome.fitted is not None else None
@@ -277,8 +286,7 @@ def _finish(fit: ParameterFit, outcome: _Fitted, *, now: datetime) -> ParameterF
             fit.log_loss, fit.rmse_bins = outcome.fitted_metrics.log_loss, outcome.fitted_metrics.rmse_bins
             fit.previous_log_loss = outcome.current_metrics.log_loss
             fit.previous_rmse_bins = outcome.current_metrics.rmse_bins
-        fit.finished_at = now
-        fit.save()
+        job_finish(fit, status=JobStatus.DONE, now=now, fields=_OUTCOME_FIELDS)
     return fit
 
 
@@ -295,8 +303,8 @@ def parameter_fit_run(*, learner_id: int, now: datetime) -> ParameterFit | None:
     except Exception as error:
         # Whatever the optimizer raised: the fit records it, and the learner keeps the weights in use.
         logger.exception("Fit %s of learner %s failed", fit.pk, learner_id)
-        fit.status, fit.finished_at, fit.reason = ParameterFitStatus.FAILED, now, f"The fit failed: {error}"
-        fit.save(update_fields=["status", "finished_at", "reason"])
+        fit.reason = f"The fit failed: {error}"
+        job_finish(fit, status=JobStatus.FAILED, now=now, error=fit.reason, fields=("reason",))
         return fit
     return _finish(fit, outcome, now=now)
 
@@ -330,17 +338,9 @@ def parameter_fits_due_batch(*, now: datetime, after_learner_id: int, limit: int
 def parameter_fits_dispatch(*, now: datetime, send: Callable[[int], object], batch_size: int = DISPATCH_BATCH) -> int:
     """Hand each learner due a fit to `send` (one call per learner, id only), reading learners in keyset batches.
 
-    Fits asked for whose message was lost are handed over again too. Returns how many were sent.
+    Returns how many were sent. (Fits asked for whose message was lost are jobs_resume's.)
     """
     sent = 0
-    stalled = (
-        ParameterFit.objects.filter(status=ParameterFitStatus.QUEUED, created_at__lt=now - FIT_STALLED)
-        .values_list("learner_id", flat=True)
-        .distinct()
-    )
-    for learner_id in stalled:
-        send(learner_id)
-        sent += 1
     after: int | None = 0
     while after is not None:
         due, after = parameter_fits_due_batch(now=now, after_learner_id=after, limit=batch_size)

@@ -19,20 +19,22 @@ import logging
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import connection
 from django.db.models import Q
 from django.utils import timezone
 
-from apps.common.publish import tasks_publish
-from apps.srs.conf import PUBLISH_TIMEOUT_SECONDS, RESCHEDULE_TASK
-from apps.srs.core.scheduling import MemoryStage, MemoryState, SchedulerConfig, fuzz_range, rescheduled_due
-from apps.srs.models import (
-    CardMemory,
-    Reschedule,
-    RescheduleStatus,
-    SchedulerProfile,
-    SchedulingSettings,
+from apps.common.jobs import (
+    JOB_FAILED_ON_OUR_SIDE,
+    JobStatus,
+    job_claimable,
+    job_finish,
+    job_heartbeat,
+    job_start,
 )
+from apps.common.publish import tasks_publish
+from apps.srs.core.scheduling import MemoryStage, MemoryState, SchedulerConfig, fuzz_range, rescheduled_due
+from apps.srs.jobs import RESCHEDULES
+from apps.srs.models import CardMemory, Reschedule, SchedulerProfile, SchedulingSettings
 from apps.srs.reviews.memory import memory_state_of
 from apps.srs.reviews.services import SyncInProgress, learner_turn
 from apps.srs.settings.config import scheduler_config_from_json, scheduler_config_from_settings
@@ -44,15 +46,8 @@ logger = logging.getLogger(__name__)
 # Cards per batch: a batch holds the learner's review turn, and 500 cards take tens of milliseconds,
 # far below the REVIEW_SYNC_LOCK_WAIT_SECONDS a review waits for its turn.
 RESCHEDULE_BATCH = 500
-# A run the broker did not take is handed over again after this long: a broker outage is not
-# hammered, and nothing is lost.
-RESCHEDULE_REPUBLISH_SECONDS = 120
-# A running run saves its progress after every batch; one silent for this long lost its worker.
-RESCHEDULE_STALLED_SECONDS = 10 * 60
-RESCHEDULE_REPUBLISH_BATCH = 100
 # A batch kept waiting for the learner's turn is tried again this many times before the run fails.
 _BATCH_ATTEMPTS = 3
-_FINISHED = (RescheduleStatus.DONE, RescheduleStatus.FAILED)
 
 
 def reschedule_latest_get(*, learner: Any) -> Reschedule | None:
@@ -70,7 +65,7 @@ def reschedule_run(*, reschedule_id: int) -> Reschedule | None:
     try:
         claimed = _claim(reschedule_id)
     except SyncInProgress:
-        # Reviews kept the learner's turn: the run stays queued, and reschedules_stalled hands it over again.
+        # Reviews kept the learner's turn: the run stays queued, and jobs_resume hands it over again.
         return None
     if claimed is None:
         return None
@@ -80,16 +75,17 @@ def reschedule_run(*, reschedule_id: int) -> Reschedule | None:
             pass
     except Exception:
         logger.exception("Reschedule %s failed", reschedule_id)
-        _finish(row, status=RescheduleStatus.FAILED, error="Something went wrong on our side; it has been logged.")
+        job_finish(row, status=JobStatus.FAILED, now=timezone.now(), error=JOB_FAILED_ON_OUR_SIDE)
     else:
-        _finish(row, status=RescheduleStatus.DONE, error="")
+        job_finish(row, status=JobStatus.DONE, now=timezone.now())
     waiting = (
-        Reschedule.objects.filter(learner_id=row.learner_id, status=RescheduleStatus.QUEUED)
+        Reschedule.objects.filter(learner_id=row.learner_id, status=JobStatus.QUEUED)
         .values_list("pk", flat=True)
         .first()
     )
     if waiting is not None:
-        tasks_publish(RESCHEDULE_TASK, [waiting], timeout=PUBLISH_TIMEOUT_SECONDS, what="reschedules")
+        kind = RESCHEDULES
+        tasks_publish(kind.task_name, [waiting], timeout=kind.publish_timeout_seconds, what=kind.what)
     return row
 
 
@@ -106,13 +102,9 @@ def _claim(reschedule_id: int) -> tuple[Reschedule, SchedulerConfig] | None:
         # force, and the change, finding this run no longer queued, queues the next one.
         settings = SchedulingSettings.objects.select_for_update().filter(learner_id=learner_id).first()
         row = Reschedule.objects.select_for_update().filter(pk=reschedule_id).first()
-        if (
-            row is None
-            or row.status in _FINISHED
-            or (row.status == RescheduleStatus.RUNNING and not _stalled(row, now))
-        ):
+        if not job_claimable(RESCHEDULES, row, now=now):
             return None
-        if row.status == RescheduleStatus.RUNNING and row.to_profile_id is not None:
+        if row.status == JobStatus.RUNNING and row.to_profile_id is not None:
             # A run whose worker died goes on with the settings it started with; a later change queued another.
             profile = SchedulerProfile.objects.get(pk=row.to_profile_id)
             config = scheduler_config_from_json(profile.config)
@@ -120,23 +112,17 @@ def _claim(reschedule_id: int) -> tuple[Reschedule, SchedulerConfig] | None:
             running = Reschedule.objects.filter(
                 ~Q(pk=row.pk),
                 learner_id=learner_id,
-                status=RescheduleStatus.RUNNING,
-                updated_at__gte=now - timedelta(seconds=RESCHEDULE_STALLED_SECONDS),
+                status=JobStatus.RUNNING,
+                updated_at__gte=now - RESCHEDULES.stalled_after,
             )
             if running.exists():
                 return None
             in_force = scheduling_settings_in_force(settings or SchedulingSettings(learner_id=learner_id))
             config = scheduler_config_from_settings(in_force)
             row.to_profile_id = scheduler_profile_ensure(config)
-            row.started_at = now
             row.cards_total = CardMemory.objects.filter(learner_id=learner_id, stage=MemoryStage.REVIEW).count()
-        row.status = RescheduleStatus.RUNNING
-        row.save()
+        job_start(row, now=now, fields=("to_profile", "cards_total"))
     return row, config
-
-
-def _stalled(row: Reschedule, now: datetime) -> bool:
-    return row.updated_at < now - timedelta(seconds=RESCHEDULE_STALLED_SECONDS)
 
 
 def _batch_reschedule(row: Reschedule, *, config: SchedulerConfig) -> bool:
@@ -175,7 +161,7 @@ def _batch_locked(row: Reschedule, *, config: SchedulerConfig) -> bool:
     row.last_card_id = memories[-1].card_id
     row.cards_examined += len(memories)
     row.cards_moved += len(moved)
-    row.save(update_fields=["last_card_id", "cards_examined", "cards_moved", "updated_at"])
+    job_heartbeat(row, fields=("last_card_id", "cards_examined", "cards_moved"))
     return len(memories) == RESCHEDULE_BATCH
 
 
@@ -221,33 +207,3 @@ def _dues_store(moved: list[CardMemory], *, now: datetime) -> None:
 
 # What memory_state_of reads of a row.
 _STATE_FIELDS = ("stage", "step", "stability", "difficulty", "due", "last_review", "reps", "lapses")
-
-
-def _finish(row: Reschedule, *, status: str, error: str) -> None:
-    row.status = status
-    row.error_message = error
-    row.finished_at = timezone.now()
-    row.save(update_fields=["status", "error_message", "finished_at", "updated_at"])
-
-
-def reschedules_stalled(*, now: datetime) -> list[int]:
-    """Runs that no worker is running: queued but never taken, or running with no progress for a while.
-
-    Each queued one returned is marked as handed over now, so the next round leaves it alone for
-    another interval; a stalled running one is handed over each round until a worker takes it.
-    """
-    queued_before = now - timedelta(seconds=RESCHEDULE_REPUBLISH_SECONDS)
-    running_before = now - timedelta(seconds=RESCHEDULE_STALLED_SECONDS)
-    with transaction.atomic():
-        stalled = list(
-            Reschedule.objects.select_for_update(skip_locked=True)
-            .filter(
-                Q(status=RescheduleStatus.QUEUED, updated_at__lt=queued_before)
-                | Q(status=RescheduleStatus.RUNNING, updated_at__lt=running_before)
-            )
-            .order_by("pk")
-            .values_list("pk", flat=True)[:RESCHEDULE_REPUBLISH_BATCH]
-        )
-        # A running one keeps its time: the worker that takes it over tells it from a live run by that.
-        Reschedule.objects.filter(pk__in=stalled, status=RescheduleStatus.QUEUED).update(updated_at=now)
-    return stalled

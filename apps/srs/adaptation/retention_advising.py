@@ -4,7 +4,7 @@ FSRS's simulator takes 0.1 s for a deck of 100 cards and seconds for 10,000, too
 so a request only looks the advice up (`retention_advice_ensure`): when the row for the learner's
 current inputs is missing it is created queued and handed to a worker once the request commits. The
 row is the outbox, as with reschedules: one the broker did not take is handed over again by
-`retention_advice_stalled`. Advice only: nothing here changes a setting.
+`jobs_resume` (apps.common.jobs). Advice only: nothing here changes a setting.
 """
 
 from __future__ import annotations
@@ -19,14 +19,21 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Aggregate, Count, FloatField, IntegerField, Q, Value
+from django.db.models import Aggregate, Count, FloatField, IntegerField, Value
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, Coalesce
 from django.utils import timezone
 
-from apps.common.publish import task_publish_after_commit
+from apps.common.jobs import (
+    JOB_IN_FLIGHT,
+    JobStatus,
+    job_claimable,
+    job_finish,
+    job_locked,
+    job_publish_after_commit,
+    job_start,
+)
 from apps.content.models import Card
-from apps.srs.conf import PUBLISH_TIMEOUT_SECONDS, RETENTION_ADVICE_TASK
 from apps.srs.core.retention_advice import (
     MAX_DECK_SIZE,
     SimulatorSettings,
@@ -34,10 +41,10 @@ from apps.srs.core.retention_advice import (
     review_seconds_from_timings,
 )
 from apps.srs.core.scheduling import DEFAULT_PARAMETERS, MemoryStage
+from apps.srs.jobs import RETENTION_ADVICE
 from apps.srs.models import (
     CardMemory,
     ParametersSource,
-    RetentionAdviceStatus,
     ReviewKind,
     ReviewLog,
     ReviewSource,
@@ -60,15 +67,22 @@ FAILED_RETRY_AFTER = timedelta(hours=1)
 # Seconds per review are the learner's from their deck reviews of the last year: older ones describe
 # a slower learner, and games and quizzes time something else than recalling a card.
 TIMINGS_WINDOW = timedelta(days=365)
-# A queued row the broker did not take is handed over again after this long.
-ADVICE_REPUBLISH_AFTER = timedelta(minutes=2)
-# Ten thousand cards take about 5 s; a computation running for this long lost its worker.
-ADVICE_STALLED_AFTER = timedelta(minutes=10)
-ADVICE_REPUBLISH_BATCH = 100
 # Rows kept per learner: switching back to a recent setting finds its advice at once.
 ADVICE_KEPT_PER_LEARNER = 5
-_IN_FLIGHT = (RetentionAdviceStatus.QUEUED, RetentionAdviceStatus.RUNNING)
 _ENSURE_ATTEMPTS = 2
+
+# What a computation stores with its outcome.
+_FIGURE_FIELDS = (
+    "advised_retention",
+    "advised_reviews_per_day",
+    "advised_minutes_per_day",
+    "advised_seconds_per_remembered_card",
+    "current_reviews_per_day",
+    "current_minutes_per_day",
+    "current_seconds_per_remembered_card",
+    "review_seconds_source",
+    "computed_at",
+)
 
 
 class _Median(Aggregate):
@@ -160,32 +174,26 @@ def retention_advice_ensure(
             if attempt == _ENSURE_ATTEMPTS - 1:
                 raise
             continue
-        # Robust: the row is stored whatever the broker does, and retention_advice_stalled hands it over again.
-        _publish_after_commit(row.pk)
+        # Robust: the row is stored whatever the broker does, and jobs_resume hands it over again.
+        job_publish_after_commit(RETENTION_ADVICE, row)
         return row
     raise AssertionError("unreachable")
 
 
 def _refreshed_if_due(row: StoredRetentionAdvice, *, now: datetime) -> StoredRetentionAdvice:
-    stale = row.status == RetentionAdviceStatus.DONE and row.computed_at is not None
+    stale = row.status == JobStatus.DONE and row.computed_at is not None
     stale = stale and row.computed_at < now - ADVICE_MAX_AGE  # type: ignore[operator]
-    retry = row.status == RetentionAdviceStatus.FAILED and row.requested_at < now - FAILED_RETRY_AFTER
+    retry = row.status == JobStatus.FAILED and row.requested_at < now - FAILED_RETRY_AFTER
     if not (stale or retry):
         return row
     # Conditional on what was read: of two requests at once, one queues it.
     queued = StoredRetentionAdvice.objects.filter(pk=row.pk, status=row.status, requested_at=row.requested_at).update(
-        status=RetentionAdviceStatus.QUEUED, requested_at=now, updated_at=now
+        status=JobStatus.QUEUED, requested_at=now, updated_at=now, started_at=None, finished_at=None
     )
     if queued:
-        _publish_after_commit(row.pk)
-        row.status, row.requested_at = RetentionAdviceStatus.QUEUED, now
+        job_publish_after_commit(RETENTION_ADVICE, row)
+        row.status, row.requested_at = JobStatus.QUEUED, now
     return row
-
-
-def _publish_after_commit(advice_id: int) -> None:
-    task_publish_after_commit(
-        RETENTION_ADVICE_TASK, advice_id, timeout=PUBLISH_TIMEOUT_SECONDS, what="retention advice computations"
-    )
 
 
 def review_timings_get(*, learner_id: int, now: datetime) -> dict[tuple[int, int], tuple[int, float]]:
@@ -251,11 +259,9 @@ def retention_advice_run(*, advice_id: int, now: datetime | None = None) -> Stor
     except Exception as error:
         # Whatever the simulator raised: the row says so, and a later request tries again.
         logger.exception("Retention advice %s failed", advice_id)
-        row.status, row.error_message = RetentionAdviceStatus.FAILED, f"The simulation failed: {error}"
-        row.save(update_fields=["status", "error_message", "updated_at"])
+        job_finish(row, status=JobStatus.FAILED, now=timezone.now(), error=f"The simulation failed: {error}")
         return row
     advised, current = advice.recommended, advice.current
-    row.status, row.error_message = RetentionAdviceStatus.DONE, ""
     row.advised_retention = advised.desired_retention
     row.advised_reviews_per_day = advised.reviews_per_day
     row.advised_minutes_per_day = advised.minutes_per_day
@@ -265,17 +271,14 @@ def retention_advice_run(*, advice_id: int, now: datetime | None = None) -> Stor
     row.current_seconds_per_remembered_card = current.seconds_per_remembered_card
     row.review_seconds_source = seconds.source
     row.computed_at = timezone.now()
-    row.save()
+    job_finish(row, status=JobStatus.DONE, now=row.computed_at, fields=_FIGURE_FIELDS)
     _prune(learner_id=row.learner_id)
     return row
 
 
 def _claim(advice_id: int, *, now: datetime) -> tuple[StoredRetentionAdvice, SchedulingSettings] | None:
-    with transaction.atomic():
-        row = StoredRetentionAdvice.objects.select_for_update(skip_locked=True).filter(pk=advice_id).first()
-        if row is None or row.status in (RetentionAdviceStatus.DONE, RetentionAdviceStatus.FAILED):
-            return None
-        if row.status == RetentionAdviceStatus.RUNNING and not _stalled(row, now):
+    with job_locked(RETENTION_ADVICE, advice_id) as row:
+        if not job_claimable(RETENTION_ADVICE, row, now=now):
             return None
         found = SchedulingSettings.objects.filter(learner_id=row.learner_id).first()
         settings = (
@@ -285,37 +288,13 @@ def _claim(advice_id: int, *, now: datetime) -> tuple[StoredRetentionAdvice, Sch
         if inputs.lookup() != {name: getattr(row, name) for name in inputs.lookup()}:
             row.delete()
             return None
-        row.status, row.started_at = RetentionAdviceStatus.RUNNING, now
-        row.save(update_fields=["status", "started_at", "updated_at"])
+        job_start(row, now=now)
     return row, settings
-
-
-def _stalled(row: StoredRetentionAdvice, now: datetime) -> bool:
-    return row.started_at is None or row.started_at < now - ADVICE_STALLED_AFTER
 
 
 def _prune(*, learner_id: int) -> None:
     kept = StoredRetentionAdvice.objects.filter(learner_id=learner_id).order_by("-requested_at", "-pk")
     kept_ids = list(kept.values_list("pk", flat=True)[:ADVICE_KEPT_PER_LEARNER])
     StoredRetentionAdvice.objects.filter(learner_id=learner_id).exclude(pk__in=kept_ids).exclude(
-        status__in=_IN_FLIGHT
+        status__in=JOB_IN_FLIGHT
     ).delete()
-
-
-def retention_advice_stalled(*, now: datetime) -> list[int]:
-    """Rows no worker is computing: queued but never taken, or running with no result for a while.
-
-    Each queued one returned is marked as handed over now, so the next round leaves it alone for another interval.
-    """
-    with transaction.atomic():
-        stalled = list(
-            StoredRetentionAdvice.objects.select_for_update(skip_locked=True)
-            .filter(
-                Q(status=RetentionAdviceStatus.QUEUED, updated_at__lt=now - ADVICE_REPUBLISH_AFTER)
-                | Q(status=RetentionAdviceStatus.RUNNING, started_at__lt=now - ADVICE_STALLED_AFTER)
-            )
-            .order_by("pk")
-            .values_list("pk", flat=True)[:ADVICE_REPUBLISH_BATCH]
-        )
-        StoredRetentionAdvice.objects.filter(pk__in=stalled, status=RetentionAdviceStatus.QUEUED).update(updated_at=now)
-    return stalled

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from apps.srs.models import ParameterFitStatus, ParameterFitTrigger
+from apps.common.jobs import JobStatus
+from apps.srs.models import ParameterFitTrigger
 
 
 class ParameterFitOutput(serializers.Serializer):
@@ -12,7 +13,7 @@ class ParameterFitOutput(serializers.Serializer):
 
     id = serializers.IntegerField()
     status = serializers.ChoiceField(
-        choices=ParameterFitStatus.values, help_text="queued, running, done or failed (reason says why)."
+        choices=JobStatus.values, help_text="queued, running, done or failed (reason says why)."
     )
     trigger = serializers.ChoiceField(
         choices=ParameterFitTrigger.values, help_text="schedule (the nightly run) or request (POST /srs/optimize/)."

@@ -18,6 +18,7 @@ from apps.common.fields import (
     JSONNumberField,
     SingleLineCharField,
 )
+from apps.common.jobs import JobStatus
 from apps.common.schema import body_rules
 from apps.content.serializers import DeckCardOutput
 from apps.srs.adaptation.optimization import PARAMETER_FITS_SHOWN
@@ -30,8 +31,6 @@ from apps.srs.models import (
     ParametersSource,
     Reschedule,
     RescheduleReason,
-    RescheduleStatus,
-    RetentionAdviceStatus,
     SchedulingSettings,
     StoredRetentionAdvice,
 )
@@ -174,7 +173,7 @@ class RescheduleOutput(serializers.Serializer):
     """A reschedule of the learner's review cards, queued when their desired retention or weights changed."""
 
     status = serializers.ChoiceField(
-        choices=RescheduleStatus.values, help_text="queued, running, done or failed (a later change queues another)."
+        choices=JobStatus.values, help_text="queued, running, done or failed (a later change queues another)."
     )
     reason = serializers.ChoiceField(
         choices=RescheduleReason.values, help_text="What changed: the FSRS weights or the desired retention."
@@ -190,7 +189,7 @@ class RescheduleOutput(serializers.Serializer):
     finished_at = serializers.DateTimeField(allow_null=True)
 
     def to_representation(self, row: Reschedule) -> dict[str, Any]:
-        done = row.status == RescheduleStatus.DONE
+        done = row.status == JobStatus.DONE
         return {
             "status": row.status,
             "reason": row.reason,
@@ -259,7 +258,7 @@ class RetentionAdviceOutput(serializers.Serializer):
                 for name in ("reviews_per_day", "minutes_per_day", "seconds_per_remembered_card")
             }
 
-        failed = row.status == RetentionAdviceStatus.FAILED
+        failed = row.status == JobStatus.FAILED
         return {
             "status": "ready" if ready else "failed" if failed else "computing",
             "advised_retention": row.advised_retention if ready else None,

@@ -7,10 +7,10 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
-from apps.common.publish import task_publish_after_commit
-from apps.srs.conf import PUBLISH_TIMEOUT_SECONDS, RESCHEDULE_TASK
+from apps.common.jobs import job_publish_after_commit
 from apps.srs.core.load_balancing import WEEKDAYS
 from apps.srs.core.scheduling import DEFAULT_PARAMETERS, SchedulerConfig
+from apps.srs.jobs import RESCHEDULES
 from apps.srs.models import Reschedule, RescheduleReason, SchedulerProfile, SchedulingSettings
 from apps.srs.settings.config import (
     scheduler_config_digest,
@@ -140,8 +140,8 @@ def learner_reschedule_start(*, learner_id: int, reason: str) -> None:
     except IntegrityError:
         # The learner's one queued run (reschedule_one_queued) is there already.
         return
-    # Robust: the row is stored whatever the broker does, and reschedules_stalled hands it over again.
-    task_publish_after_commit(RESCHEDULE_TASK, row.pk, timeout=PUBLISH_TIMEOUT_SECONDS, what="reschedules")
+    # Robust: the row is stored whatever the broker does, and jobs_resume hands it over again.
+    job_publish_after_commit(RESCHEDULES, row)
 
 
 def review_scheduling_ensure(*, learner: Any) -> tuple[SchedulingSettings, SchedulerConfig, int]:
