@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -14,33 +13,16 @@ from kombu import Exchange, Queue
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from quizsite.env import env_bool, env_float, env_int, env_list, env_path, env_str
+
 BASE_DIR = Path(__file__).resolve().parent.parent
-VAR_DIR = Path(os.environ.get("QUIZSITE_VAR_DIR", BASE_DIR / "var"))
+VAR_DIR = env_path("QUIZSITE_VAR_DIR", BASE_DIR / "var")
 VAR_DIR.mkdir(parents=True, exist_ok=True)
-
-
-def env_bool(name: str, default: bool) -> bool:
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    value = raw.strip().lower()
-    if value in {"1", "true", "yes", "on"}:
-        return True
-    if value in {"0", "false", "no", "off"}:
-        return False
-    raise ImproperlyConfigured(f"{name}={raw!r} is not a boolean; use true or false.")
-
-
-def env_list(name: str, default: list[str]) -> list[str]:
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    return [item.strip() for item in raw.split(",") if item.strip()]
 
 
 DEBUG = env_bool("DJANGO_DEBUG", False)
 
-SECRET_KEY = os.environ.get("SECRET_KEY", "")
+SECRET_KEY = env_str("SECRET_KEY", "")
 if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured(
@@ -84,6 +66,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First of all: a body over its limit is refused before anything reads it (DATA_UPLOAD_MAX_MEMORY_SIZE).
+    "apps.common.middleware.RequestBodyLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -118,28 +102,27 @@ TEMPLATES = [
     },
 ]
 
-DATABASES = {
-    "default": dj_database_url.parse(
-        os.environ.get("DATABASE_URL") or f"sqlite:///{VAR_DIR / 'quizsite.sqlite3'}",
-        conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "60")),
-        conn_health_checks=True,
-    )
+_DATABASE = dj_database_url.parse(
+    env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'quizsite.sqlite3'}"),
+    conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60),
+    conn_health_checks=True,
+)
+_ENGINE_OPTIONS: dict[str, dict[str, Any]] = {
+    # Django's backend, checking a reused connection without a round trip (see there).
+    "django.db.backends.postgresql": {"ENGINE": "apps.common.postgresql"},
+    # The web server, the worker and beat share one file: wait for locks instead of failing.
+    "django.db.backends.sqlite3": {
+        "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"}
+    },
 }
+DATABASES = {"default": {**_DATABASE, **_ENGINE_OPTIONS.get(_DATABASE["ENGINE"], {})}}
 # The few queries every request makes (apps.common.prepared) are kept prepared on each PostgreSQL
 # connection. Behind a proxy that pools connections per transaction (PgBouncer's transaction mode),
 # which cannot keep them, set this to false.
 DATABASE_PREPARED_STATEMENTS = env_bool("DATABASE_PREPARED_STATEMENTS", True)
-if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    # Django's backend, checking a reused connection without a round trip (see there).
-    DATABASES["default"]["ENGINE"] = "apps.common.postgresql"
-if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # The web server, the worker and beat share one file: wait for locks instead of failing.
-    DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"}
-    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-REDIS_URL = os.environ.get("REDIS_URL", "")
+REDIS_URL = env_str("REDIS_URL", "")
 # Nothing a request needs lives only in the cache (throttles let requests through without it, sign-in
 # lockouts are in the database), so a Redis that is down or hangs must cost a request little: a
 # connection gets 0.25 s, a reply 0.5 s, and neither is retried (redis-py's defaults: 5 s each).
@@ -181,7 +164,7 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", VAR_DIR / "static"))
+STATIC_ROOT = env_path("STATIC_ROOT", VAR_DIR / "static")
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
@@ -194,10 +177,10 @@ STORAGES = {
 
 # Uploaded and imported files (card images and sounds), served by apps.interchange with immutable caching.
 MEDIA_URL = "/media/"
-MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", VAR_DIR / "media"))
+MEDIA_ROOT = env_path("MEDIA_ROOT", VAR_DIR / "media")
 # Largest Anki package or CSV/TSV file the admin's import page accepts (the reader's own limit is the same
 # 200 MiB by default: a shared deck with thousands of images stays well under it).
-ANKI_PACKAGE_MAX_BYTES = int(os.environ.get("ANKI_PACKAGE_MAX_BYTES") or 200 * 1024 * 1024)
+ANKI_PACKAGE_MAX_BYTES = env_int("ANKI_PACKAGE_MAX_BYTES", 200 * 1024 * 1024)
 
 # WhiteNoise keeps its own table of media types, which lacks glTF: without these, models go out as
 # application/octet-stream and browsers' 3D loaders cannot tell the format.
@@ -207,44 +190,25 @@ WHITENOISE_MIMETYPES = {".glb": "model/gltf-binary", ".gltf": "model/gltf+json"}
 # `python manage.py build_explorer_models`), so the default base URL below serves them from this server.
 EXPLORER_STATIC_DIR = "explorer"
 # Where clients fetch explorer scene models from; scenes store a path relative to this.
-EXPLORER_ASSET_BASE_URL = os.environ.get("EXPLORER_ASSET_BASE_URL", f"/{STATIC_URL}{EXPLORER_STATIC_DIR}/")
+EXPLORER_ASSET_BASE_URL = env_str("EXPLORER_ASSET_BASE_URL", f"/{STATIC_URL}{EXPLORER_STATIC_DIR}/")
 
-EMAIL_BACKEND = os.environ.get(
+EMAIL_BACKEND = env_str(
     "EMAIL_BACKEND",
     "django.core.mail.backends.console.EmailBackend" if DEBUG else "django.core.mail.backends.smtp.EmailBackend",
 )
-EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
-EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "25"))
-EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
-EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
+EMAIL_PORT = env_int("EMAIL_PORT", 25)
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD", "")
 EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
 EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
-EMAIL_TIMEOUT = int(os.environ.get("EMAIL_TIMEOUT", "10"))
-DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "Quizsite <no-reply@localhost>")
+EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 10)
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Quizsite <no-reply@localhost>")
 
 if not DEBUG:
     SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", True)
     CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", True)
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-
-REST_FRAMEWORK: dict[str, Any] = {
-    "DEFAULT_AUTHENTICATION_CLASSES": [
-        "apps.accounts.authentication.TokenAuthentication",
-        "rest_framework.authentication.SessionAuthentication",
-    ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PARSER_CLASSES": ["apps.common.parsers.StrictJSONParser"],
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PAGINATION_CLASS": "apps.common.pagination.PageNumberPagination",
-    "DEFAULT_SCHEMA_CLASS": "apps.common.schema.AutoSchema",
-    "EXCEPTION_HANDLER": "apps.common.errors.api_exception_handler",
-    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
-    # Responses are JSON only and unknown parameters are ignored: `?format=` must not pick a renderer
-    # (DRF's override answers 404 for a format it does not have).
-    "URL_FORMAT_OVERRIDE": None,
-}
-if DEBUG:
-    REST_FRAMEWORK["DEFAULT_RENDERER_CLASSES"].append("rest_framework.renderers.BrowsableAPIRenderer")
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Quizsite API",
@@ -275,27 +239,24 @@ SPECTACULAR_SETTINGS = {
         "SubmissionStatusEnum": "apps.exercises.models.SubmissionStatus",
         "VerdictEnum": "apps.exercises.models.Verdict",
         "HealthStatusEnum": ["ok", "degraded", "unavailable"],
+        # A background job's status (a parameter fit, a reschedule): one set of values, one enum in the schema.
+        "BackgroundJobStatusEnum": ["queued", "running", "done", "failed"],
+        # Retention advice is ready, still being computed, or failed: a status of its own beside the jobs'.
+        "RetentionAdviceStatusEnum": ["computing", "ready", "failed"],
+        # A board's status, named so it cannot collide with other "status" enums.
+        "MatchBoardStatusEnum": ["playing", "finished", "expired"],
+        # The activity kinds are the keys of the source registry, so a new source names itself in the schema.
+        "ActivityKindEnum": "apps.explore.activity.ACTIVITY_KINDS",
+        "QuizAttemptModeEnum": "apps.quizzes.models.AttemptMode",
     },
 }
 
 # Celery. Without a broker URL the embedded filesystem broker needs nothing installed; it suits
 # one machine only, so production sets REDIS_URL (or CELERY_BROKER_URL).
-CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or REDIS_URL or "filesystem://"
-CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND") or REDIS_URL or f"file://{VAR_DIR / 'celery-results'}"
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL or "filesystem://")
+CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND", REDIS_URL or f"file://{VAR_DIR / 'celery-results'}")
 if CELERY_RESULT_BACKEND.startswith("file://"):
     Path(CELERY_RESULT_BACKEND.removeprefix("file://")).mkdir(parents=True, exist_ok=True)
-CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, Any]
-if CELERY_BROKER_URL == "filesystem://":
-    CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "data_folder_in": str(VAR_DIR / "broker"),
-        "data_folder_out": str(VAR_DIR / "broker"),
-        "control_folder": str(VAR_DIR / "broker" / "control"),
-        "store_processed": False,
-    }
-    (VAR_DIR / "broker" / "control").mkdir(parents=True, exist_ok=True)
-else:
-    # Its visibility_timeout follows from the grading limits: see GRADING_REDELIVERY_SECONDS below.
-    CELERY_BROKER_TRANSPORT_OPTIONS = {}
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
@@ -316,24 +277,9 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
-# An entry's message expiry is "expire_seconds" in its options: this scheduler drops "expires".
-CELERY_BEAT_SCHEDULE = {
-    "worker-heartbeat": {
-        "task": "apps.common.tasks.worker_heartbeat",
-        # Often enough that /healthz notices a dead worker within two minutes.
-        "schedule": 60.0,
-        "options": {"queue": "default", "expire_seconds": 55},
-    },
-    "review-reminders": {
-        "task": "apps.reminders.tasks.send_review_reminders",
-        "schedule": crontab(minute="*/15"),
-        "options": {"queue": "default", "expire_seconds": 14 * 60},
-    },
-}
-
 # Review reminder emails: links in them point at SITE_URL (this API) and FRONTEND_URL (the study app).
-SITE_URL = os.environ.get("SITE_URL", "http://127.0.0.1:8000").rstrip("/")
-FRONTEND_URL = os.environ.get("FRONTEND_URL", SITE_URL).rstrip("/")
+SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000").rstrip("/")
+FRONTEND_URL = env_str("FRONTEND_URL", SITE_URL).rstrip("/")
 # A learner gets their reminder from their chosen local hour until this many hours later (a late run still sends).
 REMINDER_SEND_WINDOW_HOURS = 3
 # With nothing due, no email is sent unless this is on.
@@ -341,86 +287,71 @@ REMINDER_SEND_WHEN_NOTHING_DUE = env_bool("REMINDER_SEND_WHEN_NOTHING_DUE", Fals
 REMINDER_BATCH_SIZE = 1000
 
 # Pipeline grading (worker/). Data are generated once per machine under GRADER_DATA_DIR.
-GRADER_DATA_DIR = Path(os.environ.get("GRADER_DATA_DIR", VAR_DIR / "grader-data"))
+GRADER_DATA_DIR = env_path("GRADER_DATA_DIR", VAR_DIR / "grader-data")
 # TensorFlow-imported sandboxes each worker process keeps ready (about 0.4 GB each).
-GRADER_WARM_PROCESSES = int(os.environ.get("GRADER_WARM_PROCESSES", "1"))
+GRADER_WARM_PROCESSES = env_int("GRADER_WARM_PROCESSES", 1)
 GRADER_WARM_ON_START = env_bool("GRADER_WARM_ON_START", True)
 # Each round times the naive reference, the expert reference and the submission once, in turn.
-GRADER_TIMING_ROUNDS = int(os.environ.get("GRADER_TIMING_ROUNDS", "3"))
-GRADER_WARMUP_EPOCHS = int(os.environ.get("GRADER_WARMUP_EPOCHS", "1"))
-GRADER_MEASURED_EPOCHS = int(os.environ.get("GRADER_MEASURED_EPOCHS", "1"))
+GRADER_TIMING_ROUNDS = env_int("GRADER_TIMING_ROUNDS", 3)
+GRADER_WARMUP_EPOCHS = env_int("GRADER_WARMUP_EPOCHS", 1)
+GRADER_MEASURED_EPOCHS = env_int("GRADER_MEASURED_EPOCHS", 1)
 # Limit of one run (checking, or one timed run) of learner or reference code.
-GRADER_RUN_SECONDS = float(os.environ.get("GRADER_RUN_SECONDS", "60"))
-GRADER_JOB_SECONDS = int(os.environ.get("GRADER_JOB_SECONDS", "540"))
-GRADER_MEMORY_BYTES = int(os.environ.get("GRADER_MEMORY_MIB", "4096")) * 1024**2
+GRADER_RUN_SECONDS = env_float("GRADER_RUN_SECONDS", 60)
+GRADER_JOB_SECONDS = env_int("GRADER_JOB_SECONDS", 540)
+GRADER_MEMORY_BYTES = env_int("GRADER_MEMORY_MIB", 4096) * 1024**2
 # CPUs the timed runs are pinned to: "auto" (all but the first where there are 4 or more), "none",
 # or a list such as "2-7" (see docs/grading.md).
-GRADER_TIMING_CPUS = os.environ.get("GRADER_TIMING_CPUS", "auto")
+GRADER_TIMING_CPUS = env_str("GRADER_TIMING_CPUS", "auto")
 # One timing phase at a time per host: every worker on the host must name the same lock file.
-GRADER_TIMING_LOCK = Path(os.environ.get("GRADER_TIMING_LOCK", GRADER_DATA_DIR / "timing.lock"))
+GRADER_TIMING_LOCK = env_path("GRADER_TIMING_LOCK", GRADER_DATA_DIR / "timing.lock")
 # A few timing phases of other gradings (tens of seconds each); then it times without the lock.
-GRADER_TIMING_LOCK_SECONDS = float(os.environ.get("GRADER_TIMING_LOCK_SECONDS", "300"))
+GRADER_TIMING_LOCK_SECONDS = env_float("GRADER_TIMING_LOCK_SECONDS", 300)
 # A round whose runs saw more than this share of their CPUs busy with other work is timed again.
-GRADER_TIMING_MAX_BUSY = float(os.environ.get("GRADER_TIMING_MAX_BUSY", "0.15"))
-GRADER_TIMING_RETRIES = int(os.environ.get("GRADER_TIMING_RETRIES", "3"))
+GRADER_TIMING_MAX_BUSY = env_float("GRADER_TIMING_MAX_BUSY", 0.15)
+GRADER_TIMING_RETRIES = env_int("GRADER_TIMING_RETRIES", 3)
 # Relative noise of a speedup on the grading host (bench.grader --under-load measures it).
-GRADER_SPEEDUP_TOLERANCE = float(os.environ.get("GRADER_SPEEDUP_TOLERANCE", "0.05"))
+GRADER_SPEEDUP_TOLERANCE = env_float("GRADER_SPEEDUP_TOLERANCE", 0.05)
 # GRADER_JOB_SECONDS does not count the waits before timing (the lock, and up to 60 s for the next
 # sandbox's import), so the task allows for them.
 GRADER_TASK_SOFT_SECONDS = GRADER_JOB_SECONDS + int(GRADER_TIMING_LOCK_SECONDS) + 120
-SUBMISSIONS_PER_MINUTE = int(os.environ.get("SUBMISSIONS_PER_MINUTE", "6"))
+SUBMISSIONS_PER_MINUTE = env_int("SUBMISSIONS_PER_MINUTE", 6)
 # A grading whose worker has not marked it alive for this long is taken over or re-queued.
-SUBMISSION_STALE_SECONDS = int(os.environ.get("SUBMISSION_STALE_SECONDS", "30"))
+SUBMISSION_STALE_SECONDS = env_int("SUBMISSION_STALE_SECONDS", 30)
 SUBMISSION_MAX_ATTEMPTS = 2
 # Past the soft limit a grading is stopped and failed with a reason; past the hard one its process is killed.
 GRADER_TASK_HARD_SECONDS = GRADER_TASK_SOFT_SECONDS + 60
 # Every worker's main process reaps this often, one process at a time: it re-queues gradings whose
 # worker stopped and sends again the queued ones the broker never took. Beat's submissions-reap does
 # the same on the same schedule, as a second line; neither is needed for the other to work.
-SUBMISSION_REAP_SECONDS = float(os.environ.get("SUBMISSION_REAP_SECONDS") or "10")
+SUBMISSION_REAP_SECONDS = env_float("SUBMISSION_REAP_SECONDS", 10)
 SUBMISSION_REAP_IN_WORKERS = env_bool("SUBMISSION_REAP_IN_WORKERS", True)
 # A queued submission whose hand-off to the broker failed is sent again once it is this old: long
 # enough that the reaper does not race the request's own hand-off.
-SUBMISSION_QUEUED_REPUBLISH_SECONDS = float(os.environ.get("SUBMISSION_QUEUED_REPUBLISH_SECONDS") or "30")
+SUBMISSION_QUEUED_REPUBLISH_SECONDS = env_float("SUBMISSION_QUEUED_REPUBLISH_SECONDS", 30)
 # A hand-off to the broker gets one connection of at most this long and no retries, so a request
 # answers at once with the broker down (the submission stays queued for the reaper).
-GRADING_PUBLISH_TIMEOUT_SECONDS = float(os.environ.get("GRADING_PUBLISH_TIMEOUT_SECONDS") or "0.5")
+GRADING_PUBLISH_TIMEOUT_SECONDS = env_float("GRADING_PUBLISH_TIMEOUT_SECONDS", 0.5)
 # A grading message its worker has not acknowledged for this long goes back to the queue (the Redis
 # transport's visibility timeout), and a queued submission the broker took but no worker claimed is
 # sent again. Longer than any grading may run, so only a dead worker's grading comes back, and a copy
 # that comes back after it was graded finds it finished. The filesystem broker has no such timeout.
 GRADING_REDELIVERY_SECONDS = GRADER_TASK_HARD_SECONDS + 60
-CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] = GRADING_REDELIVERY_SECONDS
-# Background jobs (reschedules, fits, retention advice, Anki history imports) that the broker did not
-# take, or whose worker died, are handed over again: one round for every kind (apps.common.jobs).
-CELERY_BEAT_SCHEDULE["jobs-resume"] = {
-    "task": "apps.common.tasks.jobs_resume",
-    "schedule": 60.0,
-    "options": {"queue": "default", "expire_seconds": 55},
-}
-# A background job's status (a parameter fit, a reschedule): one set of values, one enum in the schema.
-SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]["BackgroundJobStatusEnum"] = ["queued", "running", "done", "failed"]  # type: ignore[index]
-# Retention advice is ready, still being computed, or failed: a status of its own beside the jobs'.
-SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]["RetentionAdviceStatusEnum"] = ["computing", "ready", "failed"]  # type: ignore[index]
-# Nightly, at an hour most learners sleep: each learner due a fit of their FSRS weights to their own
-# reviews (apps.srs.adaptation.optimization says when) gets one task; a fit takes well under a second.
-CELERY_BEAT_SCHEDULE["parameter-fits-dispatch"] = {
-    "task": "apps.srs.tasks.parameter_fits_dispatch",
-    "schedule": crontab(hour=3, minute=30),
-    "options": {"queue": "default", "expire_seconds": 6 * 3600},
-}
-CELERY_BEAT_SCHEDULE["submissions-reap"] = {
-    "task": "apps.exercises.tasks.submissions_reap",
-    "schedule": SUBMISSION_REAP_SECONDS,
-    "options": {"queue": "default", "expire_seconds": SUBMISSION_REAP_SECONDS},
-}
-
+CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, Any] = {"visibility_timeout": GRADING_REDELIVERY_SECONDS}
+if CELERY_BROKER_URL == "filesystem://":
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(VAR_DIR / "broker"),
+        "data_folder_out": str(VAR_DIR / "broker"),
+        "control_folder": str(VAR_DIR / "broker" / "control"),
+        "store_processed": False,
+        **CELERY_BROKER_TRANSPORT_OPTIONS,
+    }
+    (VAR_DIR / "broker" / "control").mkdir(parents=True, exist_ok=True)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
 
@@ -429,35 +360,25 @@ LOGGING = {
 # than this for its turn, or for a row lock, is refused with 409 sync_in_progress and Retry-After.
 # A batch that finds the turn taken is refused at once, before its body is read. The wait holds a web
 # thread, so it is short: a 1,000-review batch takes about a second, a single review milliseconds.
-REVIEW_SYNC_LOCK_WAIT_SECONDS = float(os.environ.get("REVIEW_SYNC_LOCK_WAIT_SECONDS") or "3")
+REVIEW_SYNC_LOCK_WAIT_SECONDS = env_float("REVIEW_SYNC_LOCK_WAIT_SECONDS", 3)
 # Largest Anki package whose review history a learner may upload (POST /anki-history/); it is kept in
 # the database until its import finishes. A deck exported with its scheduling is a few MiB; media make
 # up the rest of a larger file, and the history does not need them.
-ANKI_HISTORY_MAX_BYTES = int(os.environ.get("ANKI_HISTORY_MAX_BYTES") or 64 * 1024 * 1024)
+ANKI_HISTORY_MAX_BYTES = env_int("ANKI_HISTORY_MAX_BYTES", 64 * 1024 * 1024)
 
 # --- Games: Match the Pairs ------------------------------------------------------------------------
 # Seconds added to a board's score for each wrong attempt.
-MATCH_WRONG_ATTEMPT_PENALTY_SECONDS = float(os.environ.get("MATCH_WRONG_ATTEMPT_PENALTY_SECONDS", "5"))
+MATCH_WRONG_ATTEMPT_PENALTY_SECONDS = env_float("MATCH_WRONG_ATTEMPT_PENALTY_SECONDS", 5)
 # Minutes after its start that an unfinished board stops taking attempts; it is never scored.
-MATCH_BOARD_EXPIRY_MINUTES = float(os.environ.get("MATCH_BOARD_EXPIRY_MINUTES", "60"))
+MATCH_BOARD_EXPIRY_MINUTES = env_float("MATCH_BOARD_EXPIRY_MINUTES", 60)
 # The rating of the review a matched card gets: 1 Again, 2 Hard, 3 Good, 4 Easy. "after_mistake"
 # applies when the card was part of any wrong attempt on that board.
 MATCH_RATINGS = {"first_try": 3, "after_mistake": 1}
-# A board's status in the API schema, named so it cannot collide with other "status" enums.
-_match_enums: dict[str, Any] = SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]  # type: ignore[assignment]
-_match_enums["MatchBoardStatusEnum"] = ["playing", "finished", "expired"]
-
-# --- Constellation, explorer visits and activity (apps.explore) -------------------------------------------------
-# The activity kinds are the keys of the source registry, so a new source names itself in the schema.
-SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]["ActivityKindEnum"] = (  # type: ignore[index]
-    "apps.explore.activity.ACTIVITY_KINDS"
-)
 
 # --- Quizzes ---------------------------------------------------------------------------------------
 # The rating each card a question tests gets when the question is answered: correct, partly right
 # (multiple choice with partial credit) or wrong. 1 Again, 2 Hard, 3 Good, 4 Easy.
 QUIZ_CARD_RATINGS = {"correct": 3, "partial": 2, "wrong": 1}
-SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]["QuizAttemptModeEnum"] = "apps.quizzes.models.AttemptMode"  # type: ignore[index]
 
 # --- Accounts: device tokens, sign-in lockout, account email ----------------------------------------
 # Each sign-in gives that device a token of its own. A token expires after TOKEN_TTL_DAYS unused: every
@@ -466,9 +387,9 @@ SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]["QuizAttemptModeEnum"] = "apps.quizz
 KNOX_TOKEN_MODEL = "accounts.DeviceToken"  # noqa: S105 (a model name)
 # knox's own migrations would create its default token table even with the model swapped out.
 MIGRATION_MODULES = {"knox": None}
-TOKEN_TTL_DAYS = int(os.environ.get("TOKEN_TTL_DAYS", "30"))
-TOKEN_REFRESH_SECONDS = int(os.environ.get("TOKEN_REFRESH_SECONDS", "3600"))
-TOKENS_PER_ACCOUNT = int(os.environ.get("TOKENS_PER_ACCOUNT", "20"))
+TOKEN_TTL_DAYS = env_int("TOKEN_TTL_DAYS", 30)
+TOKEN_REFRESH_SECONDS = env_int("TOKEN_REFRESH_SECONDS", 3600)
+TOKENS_PER_ACCOUNT = env_int("TOKENS_PER_ACCOUNT", 20)
 REST_KNOX = {
     "TOKEN_TTL": timedelta(days=TOKEN_TTL_DAYS),
     "AUTO_REFRESH": True,
@@ -481,34 +402,21 @@ REST_KNOX = {
 # email is paused for a window from every address that has not signed in to it before, and the owner
 # is told by email. Failures are counted in the database (table accounts_loginlockout), so a cache
 # outage neither stops sign-in nor forgets a lockout.
-LOGIN_LOCKOUT_FAILURES = int(os.environ.get("LOGIN_LOCKOUT_FAILURES", "5"))
-LOGIN_LOCKOUT_ACCOUNT_FAILURES = int(os.environ.get("LOGIN_LOCKOUT_ACCOUNT_FAILURES", "50"))
-LOGIN_LOCKOUT_WINDOW_SECONDS = int(os.environ.get("LOGIN_LOCKOUT_WINDOW_SECONDS", "900"))
+LOGIN_LOCKOUT_FAILURES = env_int("LOGIN_LOCKOUT_FAILURES", 5)
+LOGIN_LOCKOUT_ACCOUNT_FAILURES = env_int("LOGIN_LOCKOUT_ACCOUNT_FAILURES", 50)
+LOGIN_LOCKOUT_WINDOW_SECONDS = env_int("LOGIN_LOCKOUT_WINDOW_SECONDS", 900)
 # An address the account signed in from is known to it for this long, and exempt from its pause.
-LOGIN_KNOWN_ADDRESS_DAYS = int(os.environ.get("LOGIN_KNOWN_ADDRESS_DAYS", "90"))
-# Rows of windows and lockouts that are over count nothing; hourly is often enough that guesses at
-# many made-up emails cannot grow the table past about an hour's worth. Expired device tokens go too.
-CELERY_BEAT_SCHEDULE["login-lockouts-expire"] = {
-    "task": "apps.accounts.tasks.login_lockouts_expire",
-    "schedule": 3600.0,
-    "options": {"queue": "default", "expire_seconds": 3300},
-}
+LOGIN_KNOWN_ADDRESS_DAYS = env_int("LOGIN_KNOWN_ADDRESS_DAYS", 90)
 # Password reset links (to FRONTEND_URL/reset-password) stop working after this many seconds.
-PASSWORD_RESET_TIMEOUT = int(os.environ.get("PASSWORD_RESET_TIMEOUT", "3600"))
+PASSWORD_RESET_TIMEOUT = env_int("PASSWORD_RESET_TIMEOUT", 3600)
 # Registration links (to FRONTEND_URL/confirm-email) stop working after this many seconds.
-REGISTRATION_CONFIRM_TIMEOUT = int(os.environ.get("REGISTRATION_CONFIRM_TIMEOUT", str(2 * 24 * 3600)))
+REGISTRATION_CONFIRM_TIMEOUT = env_int("REGISTRATION_CONFIRM_TIMEOUT", 2 * 24 * 3600)
 # Account email (reset and registration links, sign-in notices) leaves the request through an outbox
 # (table accounts_accountemail) and a worker. A send the relay refuses is tried again after
 # ACCOUNT_EMAIL_RETRY_SECONDS, doubling each time, ACCOUNT_EMAIL_ATTEMPTS times in all; then the row
 # is marked failed with the relay's last answer. Beat hands over queued emails the broker lost.
-ACCOUNT_EMAIL_ATTEMPTS = int(os.environ.get("ACCOUNT_EMAIL_ATTEMPTS", "5"))
-ACCOUNT_EMAIL_RETRY_SECONDS = int(os.environ.get("ACCOUNT_EMAIL_RETRY_SECONDS", "60"))
-CELERY_BEAT_SCHEDULE["account-emails-resume"] = {
-    "task": "apps.accounts.tasks.account_emails_resume",
-    "schedule": 60.0,
-    "options": {"queue": "default", "expire_seconds": 55},
-}
-
+ACCOUNT_EMAIL_ATTEMPTS = env_int("ACCOUNT_EMAIL_ATTEMPTS", 5)
+ACCOUNT_EMAIL_RETRY_SECONDS = env_int("ACCOUNT_EMAIL_RETRY_SECONDS", 60)
 # --- Abuse limits: request rates and body size ------------------------------------------------------
 # Rates ("count/period", period s, m, h or d) are counted in the default cache, per learner and per
 # client address; each can be changed from the environment, e.g. THROTTLE_RATE_REVIEWS_IP=1200/min.
@@ -538,23 +446,91 @@ _THROTTLE_RATE_DEFAULTS = {
     # script trying tokens is answered 429 past this.
     "bad_token_ip": "30/min",
 }
-REST_FRAMEWORK["DEFAULT_THROTTLE_CLASSES"] = ["apps.common.throttling.LearnerRateThrottle"]
-REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {
-    scope: os.environ.get(f"THROTTLE_RATE_{scope.upper()}") or rate for scope, rate in _THROTTLE_RATE_DEFAULTS.items()
+THROTTLE_RATES = {
+    scope: env_str(f"THROTTLE_RATE_{scope.upper()}", rate) for scope, rate in _THROTTLE_RATE_DEFAULTS.items()
 }
-for _scope, _rate in REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"].items():
+for _scope, _rate in THROTTLE_RATES.items():
     _count, _, _period = _rate.partition("/")
     if not _count.isdigit() or not _period or _period[0] not in "smhd":
         raise ImproperlyConfigured(f"THROTTLE_RATE_{_scope.upper()}={_rate!r} is not a rate such as 120/min.")
-# The client's address is REMOTE_ADDR. Behind n trusted proxies that each append to X-Forwarded-For,
-# set NUM_PROXIES=n to count the address the outermost one saw; otherwise the header is ignored, as
-# any client can write it.
-REST_FRAMEWORK["NUM_PROXIES"] = int(os.environ.get("NUM_PROXIES") or "0")
+REST_FRAMEWORK: dict[str, Any] = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "apps.accounts.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PARSER_CLASSES": ["apps.common.parsers.StrictJSONParser"],
+    "DEFAULT_RENDERER_CLASSES": [
+        "rest_framework.renderers.JSONRenderer",
+        *(["rest_framework.renderers.BrowsableAPIRenderer"] if DEBUG else []),
+    ],
+    "DEFAULT_PAGINATION_CLASS": "apps.common.pagination.PageNumberPagination",
+    "DEFAULT_SCHEMA_CLASS": "apps.common.schema.AutoSchema",
+    "EXCEPTION_HANDLER": "apps.common.errors.api_exception_handler",
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+    # Responses are JSON only and unknown parameters are ignored: `?format=` must not pick a renderer
+    # (DRF's override answers 404 for a format it does not have).
+    "URL_FORMAT_OVERRIDE": None,
+    "DEFAULT_THROTTLE_CLASSES": ["apps.common.throttling.LearnerRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": THROTTLE_RATES,
+    # The client's address is REMOTE_ADDR. Behind n trusted proxies that each append to X-Forwarded-For,
+    # set NUM_PROXIES=n to count the address the outermost one saw; otherwise the header is ignored, as
+    # any client can write it.
+    "NUM_PROXIES": env_int("NUM_PROXIES", 0),
+}
 # Largest request body accepted: 413 (code too_large) above it, checked first of all (see
 # RequestBodyLimitMiddleware). A batch of 1,000 reviews takes at most 180 KB of JSON (220 KB
 # indented), and a submission's 64 KiB of code at most 192 KiB once escaped (non-ASCII as \uXXXX).
-DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("DATA_UPLOAD_MAX_MEMORY_SIZE") or 256 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 256 * 1024)
 # API paths that take a file, each with its own body limit instead: the file's limit and room for the
 # multipart envelope around it.
 API_UPLOAD_BODY_LIMITS = {"/api/v1/anki-history/": ANKI_HISTORY_MAX_BYTES + 64 * 1024}
-MIDDLEWARE.insert(0, "apps.common.middleware.RequestBodyLimitMiddleware")
+
+# --- Periodic tasks (Celery beat) -------------------------------------------------------------------
+# An entry's message expiry is "expire_seconds" in its options: this scheduler drops "expires".
+CELERY_BEAT_SCHEDULE = {
+    "worker-heartbeat": {
+        "task": "apps.common.tasks.worker_heartbeat",
+        # Often enough that /healthz notices a dead worker within two minutes.
+        "schedule": 60.0,
+        "options": {"queue": "default", "expire_seconds": 55},
+    },
+    "review-reminders": {
+        "task": "apps.reminders.tasks.send_review_reminders",
+        "schedule": crontab(minute="*/15"),
+        "options": {"queue": "default", "expire_seconds": 14 * 60},
+    },
+    # Background jobs (reschedules, fits, retention advice, Anki history imports) that the broker did not
+    # take, or whose worker died, are handed over again: one round for every kind (apps.common.jobs).
+    "jobs-resume": {
+        "task": "apps.common.tasks.jobs_resume",
+        "schedule": 60.0,
+        "options": {"queue": "default", "expire_seconds": 55},
+    },
+    # Nightly, at an hour most learners sleep: each learner due a fit of their FSRS weights to their own
+    # reviews (apps.srs.adaptation.optimization says when) gets one task; a fit takes well under a second.
+    "parameter-fits-dispatch": {
+        "task": "apps.srs.tasks.parameter_fits_dispatch",
+        "schedule": crontab(hour=3, minute=30),
+        "options": {"queue": "default", "expire_seconds": 6 * 3600},
+    },
+    # Beat's round of what every worker's reaper does (see SUBMISSION_REAP_SECONDS).
+    "submissions-reap": {
+        "task": "apps.exercises.tasks.submissions_reap",
+        "schedule": SUBMISSION_REAP_SECONDS,
+        "options": {"queue": "default", "expire_seconds": SUBMISSION_REAP_SECONDS},
+    },
+    # Rows of windows and lockouts that are over count nothing; hourly is often enough that guesses at
+    # many made-up emails cannot grow the table past about an hour's worth. Expired device tokens go too.
+    "login-lockouts-expire": {
+        "task": "apps.accounts.tasks.login_lockouts_expire",
+        "schedule": 3600.0,
+        "options": {"queue": "default", "expire_seconds": 3300},
+    },
+    # Account emails the broker lost are handed over again.
+    "account-emails-resume": {
+        "task": "apps.accounts.tasks.account_emails_resume",
+        "schedule": 60.0,
+        "options": {"queue": "default", "expire_seconds": 55},
+    },
+}

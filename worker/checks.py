@@ -175,7 +175,7 @@ class Check:
         return {"name": self.name, "passed": self.passed, "message": self.message}
 
 
-def _plural(count: int, noun: str) -> str:
+def plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
@@ -189,13 +189,13 @@ def multiset_check(matches: Sequence[EpochMatch], example_count: int) -> Check:
         problems = []
         if unmatched:
             problems.append(
-                f"{_plural(unmatched, 'example')} match no input example (check decoding and scaling:"
+                f"{plural(unmatched, 'example')} match no input example (check decoding and scaling:"
                 " values must be the decoded pixels divided by 255)"
             )
         if repeated:
-            problems.append(f"{_plural(repeated, 'example')} appear more than once")
+            problems.append(f"{plural(repeated, 'example')} appear more than once")
         if missing:
-            problems.append(f"{_plural(missing, 'input example')} never appear")
+            problems.append(f"{plural(missing, 'input example')} never appear")
         if problems:
             return Check("every_example_once", False, f"epoch {epoch}: " + "; ".join(problems) + ".")
     return Check(
@@ -225,7 +225,7 @@ def shard_mix_check(first_batch_indices: IntArray, expected: ExpectedExamples, m
         return Check(
             "mixes_shards",
             False,
-            f"The first batch holds records from {_plural(found, 'shard')}, expected at least {minimum}:"
+            f"The first batch holds records from {plural(found, 'shard')}, expected at least {minimum}:"
             " read several files at once with interleave and shuffle the file names.",
         )
     return Check("mixes_shards", True, f"The first batch mixes records from {found} shards.")
@@ -300,91 +300,3 @@ def per_value_tolerance(rules: Mapping[str, Any]) -> float:
     if "pixel_tolerance" in rules:
         return float(rules["pixel_tolerance"]) / 255.0
     return float(rules.get("value_tolerance", 0.0))
-
-
-def _element_spec_text(element_spec: Sequence[Mapping[str, Any]]) -> str:
-    return ", ".join(f"{part['name']} {part['dtype']} {tuple(part['shape'])}" for part in element_spec)
-
-
-def evaluate_observation(
-    observation: Mapping[str, Any], expected: ExpectedExamples, spec: Mapping[str, Any], code: str
-) -> list[Check]:
-    """Every check the exercise's rules ask for, from what the checking run observed."""
-    rules = spec.get("rules", {})
-    checks: list[Check] = []
-    if rules.get("requires_from_generator_output_signature"):
-        checks.append(from_generator_signature_check(code))
-    error = observation.get("error")
-    removed_after = int(rules.get("source_files_removed_after_epoch", 0))
-    if error and error.get("kind") == "element_spec":
-        return [*checks, Check("element_spec", False, str(error["message"]))]
-    if error and removed_after and error.get("files_removed"):
-        return [
-            *checks,
-            Check(
-                "served_from_cache",
-                False,
-                f"Epoch {removed_after + 1} failed after the TFRecord files were removed: later epochs must"
-                " come from cache(), placed after decoding and resizing. "
-                + str(error.get("message", "")).splitlines()[-1][:300],
-            ),
-        ]
-    if error:
-        return checks
-    epochs = observation["epochs"]
-    checks.append(Check("element_spec", True, f"Every batch is ({_element_spec_text(spec['element_spec'])})."))
-    if removed_after:
-        checks.append(Check("served_from_cache", True, f"Epochs after {removed_after} were served without the files."))
-    wanted_batches = int(rules.get("batches_per_epoch", 0))
-    if wanted_batches:
-        wrong = [(n, b) for n, b in enumerate((e["batches"] for e in epochs), 1) if b != wanted_batches]
-        if wrong:
-            number, batches = wrong[0]
-            checks.append(
-                Check(
-                    "batches_per_epoch",
-                    False,
-                    f"epoch {number} had {batches} batches, expected {wanted_batches}"
-                    " (every example once per epoch, in full batches).",
-                )
-            )
-        else:
-            checks.append(Check("batches_per_epoch", True, f"Each epoch has {wanted_batches} batches."))
-    if rules.get("value_range"):
-        names = [part["name"] for part in spec["element_spec"]]
-        low = min(float(epoch["min"]) for epoch in epochs)
-        high = max(float(epoch["max"]) for epoch in epochs)
-        checks.append(range_check(low, high, rules["value_range"], names[0].capitalize()))
-    tolerance = per_value_tolerance(rules)
-    matches = [
-        match_epoch(decode_array(epoch["signatures"]), decode_array(epoch["labels"]), expected, tolerance)
-        for epoch in epochs
-    ]
-    if rules.get("every_example_once", True):
-        checks.append(multiset_check(matches, len(expected.labels)))
-    if rules.get("shuffled"):
-        checks.append(shuffle_check(matches))
-    minimum_shards = int(rules.get("min_shards_in_first_batch", 0))
-    if minimum_shards and epochs:
-        first = matches[0].indices[: int(epochs[0]["first_batch_size"])]
-        checks.append(shard_mix_check(first, expected, minimum_shards))
-    if rules.get("source_called_once_per_epoch"):
-        calls = len(observation.get("source_calls", []))
-        if calls != len(epochs):
-            checks.append(
-                Check(
-                    "source_called_once_per_epoch",
-                    False,
-                    f"make_source() was called {_plural(calls, 'time')} over {len(epochs)} epochs: pass the"
-                    " callable itself to from_generator, so each epoch starts a fresh pass.",
-                )
-            )
-        else:
-            checks.append(Check("source_called_once_per_epoch", True, "Each epoch made exactly one fresh pass."))
-    if rules.get("augmentation_varies_between_epochs"):
-        checks.append(
-            augmentation_check(
-                matches, max(removed_after, 1), float(rules.get("min_fraction_flipped_differently", 0.2))
-            )
-        )
-    return checks

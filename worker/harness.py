@@ -145,7 +145,8 @@ class Grading:
         self.channel.send({"event": "progress", "phase": phase, "value": round(value, 3)})
 
     def check_result(self, check: RunOutcome, expected: Any) -> dict[str, Any]:
-        from worker.checks import ExpectedExamples, evaluate_observation
+        from worker.checks import ExpectedExamples
+        from worker.observation_rules import evaluate_observation
 
         assert isinstance(expected, ExpectedExamples)  # noqa: S101
         observation = check.message("observation")

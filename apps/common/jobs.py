@@ -92,11 +92,11 @@ def job_stalled(kind: JobKind, job: BackgroundJob, *, now: datetime) -> bool:
     return job.status == JobStatus.RUNNING and job.updated_at < now - kind.stalled_after
 
 
-def job_claimable(kind: JobKind, job: BackgroundJob | None, *, now: datetime) -> bool:
+def job_claimable(kind: JobKind, job: BackgroundJob, *, now: datetime) -> bool:
     """Whether a worker may take this job now: it is queued, or running with a worker that has stopped.
 
     A finished job (a task delivered twice) and one another worker is running are left alone."""
-    if job is None or job.status in JOB_FINISHED:
+    if job.status in JOB_FINISHED:
         return False
     return job.status == JobStatus.QUEUED or job_stalled(kind, job, now=now)
 
@@ -113,7 +113,7 @@ def job_start(job: BackgroundJob, *, now: datetime, fields: tuple[str, ...] = ()
 def job_locked(kind: JobKind, job_id: int) -> Iterator[Any]:
     """The job's row, locked for the rest of a transaction this opens; None when it is gone."""
     with transaction.atomic():
-        yield kind.model.objects.select_for_update().filter(pk=job_id).first()
+        yield kind.model._default_manager.select_for_update().filter(pk=job_id).first()
 
 
 def job_claim(kind: JobKind, job_id: int, *, now: datetime) -> Any:
@@ -122,7 +122,7 @@ def job_claim(kind: JobKind, job_id: int, *, now: datetime) -> Any:
     Kinds that need more before they start (other locks, inputs fixed at the start) build their claim
     from job_locked, job_claimable and job_start."""
     with job_locked(kind, job_id) as job:
-        if not job_claimable(kind, job, now=now):
+        if job is None or not job_claimable(kind, job, now=now):
             return None
         job_start(job, now=now)
         return job
@@ -157,12 +157,13 @@ def jobs_stalled(kind: JobKind, *, now: datetime) -> list[Any]:
     )
     with transaction.atomic():
         rows = list(
-            kind.model.objects.select_for_update(skip_locked=True)
+            kind.model._default_manager.select_for_update(skip_locked=True)
             .filter(stalled)
             .order_by("pk")
             .values_list("pk", kind.task_argument)[: kind.batch]
         )
-        kind.model.objects.filter(pk__in=[pk for pk, _ in rows], status=JobStatus.QUEUED).update(updated_at=now)
+        handed_again = [pk for pk, _ in rows]
+        kind.model._default_manager.filter(pk__in=handed_again, status=JobStatus.QUEUED).update(updated_at=now)
     return list(dict.fromkeys(argument for _, argument in rows))
 
 

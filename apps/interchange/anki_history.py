@@ -339,7 +339,7 @@ def _chunks(reviews: list[ReviewInput], size: int) -> Iterator[list[ReviewInput]
 def _claim(import_id: int, *, now: datetime) -> AnkiHistoryImport | None:
     """Mark the import running; None when it is finished (a task delivered twice), gone, or another worker's."""
     with job_locked(ANKI_HISTORY_IMPORTS, import_id) as row:
-        if not job_claimable(ANKI_HISTORY_IMPORTS, row, now=now) or row.package is None:
+        if row is None or not job_claimable(ANKI_HISTORY_IMPORTS, row, now=now) or row.package is None:
             return None
         job_start(row, now=now)
         return row

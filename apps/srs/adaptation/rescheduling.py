@@ -102,7 +102,7 @@ def _claim(reschedule_id: int) -> tuple[Reschedule, SchedulerConfig] | None:
         # force, and the change, finding this run no longer queued, queues the next one.
         settings = SchedulingSettings.objects.select_for_update().filter(learner_id=learner_id).first()
         row = Reschedule.objects.select_for_update().filter(pk=reschedule_id).first()
-        if not job_claimable(RESCHEDULES, row, now=now):
+        if row is None or not job_claimable(RESCHEDULES, row, now=now):
             return None
         if row.status == JobStatus.RUNNING and row.to_profile_id is not None:
             # A run whose worker died goes on with the settings it started with; a later change queued another.

@@ -278,7 +278,7 @@ def retention_advice_run(*, advice_id: int, now: datetime | None = None) -> Stor
 
 def _claim(advice_id: int, *, now: datetime) -> tuple[StoredRetentionAdvice, SchedulingSettings] | None:
     with job_locked(RETENTION_ADVICE, advice_id) as row:
-        if not job_claimable(RETENTION_ADVICE, row, now=now):
+        if row is None or not job_claimable(RETENTION_ADVICE, row, now=now):
             return None
         found = SchedulingSettings.objects.filter(learner_id=row.learner_id).first()
         settings = (
