@@ -4,7 +4,7 @@ import { ErrorMessage, Loading } from "./components/common";
 import { Layout } from "./components/Layout";
 import { lazyPage } from "./lazy";
 import { ConfirmEmail, ForgotPassword, ResetPassword, SignIn, SignUp } from "./pages/auth";
-import { NotFound, Unsubscribed } from "./pages/ComingSoon";
+import { NotFound, Unsubscribed } from "./pages/Notices";
 import { Home } from "./pages/Home";
 import { matchPath, navigate, safeNext, useLocation, type Location, type Params } from "./router";
 import { loadSession, useSession, type Me } from "./session";

@@ -1,5 +1,5 @@
-/** Loading API data into a component. */
-import { useCallback, useEffect, useState } from "preact/hooks";
+/** Loading API data into a component, and asking for it again until it is ready. */
+import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { describeError } from "./api/errors";
 
 export type Loaded<T> =
@@ -30,4 +30,50 @@ export function useTitle(title: string): void {
   useEffect(() => {
     document.title = title ? `${title} · Quizsite` : "Quizsite";
   }, [title]);
+}
+
+export interface Polling<T> {
+  /** Milliseconds to wait before the next ask, given how many asks were made so far. */
+  delay: (asked: number) => number;
+  /** Takes an answer (the count includes this ask); true ends the polling. */
+  onAnswer: (value: T, asked: number) => boolean;
+  /** Takes a failed ask; true ends the polling. By default it goes on. */
+  onError?: (error: unknown, asked: number) => boolean;
+}
+
+/** Asks `ask` again and again while `active`, until an answer or an error ends it, the inputs in `deps`
+ * change, or the component goes. The one polling loop of the app: every page that waits on the server's
+ * background work (a grading, retention advice) follows it with this. */
+export function usePolling<T>(active: boolean, ask: () => Promise<T>, polling: Polling<T>, deps: unknown[]): void {
+  const latest = useRef(polling);
+  latest.current = polling;
+  useEffect(() => {
+    if (!active) return;
+    let live = true;
+    let asked = 0;
+    let timer = 0;
+    const next = () => {
+      timer = window.setTimeout(poll, latest.current.delay(asked));
+    };
+    const poll = async () => {
+      let done: boolean;
+      try {
+        const value = await ask();
+        if (!live) return;
+        asked += 1;
+        done = latest.current.onAnswer(value, asked);
+      } catch (error) {
+        if (!live) return;
+        asked += 1;
+        done = latest.current.onError?.(error, asked) ?? false;
+      }
+      if (!done) next();
+    };
+    next();
+    return () => {
+      live = false;
+      window.clearTimeout(timer);
+    };
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [active, ...deps]);
 }

@@ -1,11 +1,11 @@
 /** A course's concepts in 3D, coloured by mastery, with a list view that says the same in words. */
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useState } from "preact/hooks";
 import { call, client } from "../api/client";
 import { Await, Notice, PageTitle } from "../components/common";
 import { RichText } from "../components/RichText";
 import { useLoad, useTitle } from "../hooks";
 import { CardList } from "../three/CardList";
-import { mountConstellation, type Constellation, type ConstellationNode, type ConstellationView } from "../three/constellation";
+import { mountConstellation, type Constellation, type ConstellationNode } from "../three/constellation";
 import {
   BANDS,
   formatMastery,
@@ -17,7 +17,7 @@ import {
   type LinkKind,
   type ViewMode,
 } from "../three/pure";
-import type { ProbedElement } from "../three/viewer";
+import { ThreeStage } from "../three/Stage";
 
 interface Loaded {
   constellation: Constellation;
@@ -91,14 +91,18 @@ function Body({ data }: { data: Loaded }) {
           {view === "3d" ? (
             <div class="three-layout">
               <div class="three-stage">
-                <Stage
-                  constellation={constellation}
+                <ThreeStage
+                  source={constellation}
+                  mount={mountConstellation}
                   selected={selected}
                   onPick={setSelected}
                   onFail={() => {
                     setWebgl(false);
                     setView("list");
+                    return null;
                   }}
+                  label="Concept constellation. Choose a concept from the list under it."
+                  describedBy="constellation-keys"
                 />
                 <p class="meta" id="constellation-keys">
                   Drag or press the arrow keys to rotate, scroll or press + and − to zoom, 0 to reset the view.
@@ -148,54 +152,6 @@ function Body({ data }: { data: Loaded }) {
         </section>
       )}
     </>
-  );
-}
-
-function Stage({
-  constellation,
-  selected,
-  onPick,
-  onFail,
-}: {
-  constellation: Constellation;
-  selected: string | null;
-  onPick: (slug: string) => void;
-  onFail: () => void;
-}) {
-  const host = useRef<HTMLDivElement>(null);
-  const mounted = useRef<ConstellationView | null>(null);
-  const pick = useRef(onPick);
-  pick.current = onPick;
-
-  useEffect(() => {
-    if (!host.current) return;
-    try {
-      mounted.current = mountConstellation(host.current as ProbedElement, constellation, (slug) => pick.current(slug));
-    } catch {
-      onFail();
-      return;
-    }
-    return () => {
-      mounted.current?.dispose();
-      mounted.current = null;
-    };
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [constellation]);
-
-  useEffect(() => {
-    mounted.current?.select(selected);
-  }, [selected]);
-
-  return (
-    <div
-      ref={host}
-      class="three-viewer"
-      tabIndex={0}
-      role="application"
-      aria-roledescription="3D view"
-      aria-label="Concept constellation. Choose a concept from the list under it."
-      aria-describedby="constellation-keys"
-    />
   );
 }
 

@@ -7,7 +7,7 @@ import { ErrorMessage, Loading, PageTitle } from "../components/common";
 import type { CodeEditor } from "../exercise/editor";
 import * as X from "../exercise/logic";
 import { plural } from "../format";
-import { useTitle } from "../hooks";
+import { usePolling, useTitle } from "../hooks";
 import { parseInline } from "../text";
 
 type ExerciseData = components["schemas"]["ExerciseOutput"];
@@ -109,33 +109,23 @@ function ExerciseView({ exercise, initialSubmissions }: { exercise: ExerciseData
 
   // Follows every unfinished submission shown until its grading ends.
   const pending = shown !== null && !X.isFinished(shown.status) ? shown.id : null;
-  useEffect(() => {
-    if (pending === null) return;
-    let live = true;
-    let polls = 0;
-    let timer = 0;
-    const poll = async () => {
-      try {
-        const fresh = await call(
-          client.GET("/api/v1/submissions/{submission_id}/", { params: { path: { submission_id: pending } } }),
-        );
-        if (!live) return;
+  usePolling(
+    pending !== null,
+    () => call(client.GET("/api/v1/submissions/{submission_id}/", { params: { path: { submission_id: pending ?? 0 } } })),
+    {
+      delay: X.pollDelay,
+      onAnswer: (fresh) => {
         setPollError(null);
         track(fresh);
-        if (X.isFinished(fresh.status)) return;
-      } catch (error) {
-        if (!live) return;
+        return X.isFinished(fresh.status);
+      },
+      onError: (error) => {
         setPollError(`${describeError(error)} Still trying.`);
-      }
-      polls += 1;
-      timer = window.setTimeout(poll, X.pollDelay(polls));
-    };
-    timer = window.setTimeout(poll, X.pollDelay(0));
-    return () => {
-      live = false;
-      clearTimeout(timer);
-    };
-  }, [pending, track]);
+        return false;
+      },
+    },
+    [pending],
+  );
 
   // Lint findings are marked on their lines while the editor holds the code they were found in.
   const shownFindings = shown && X.isFinished(shown.status) ? (shown.result?.lint ?? []) : [];

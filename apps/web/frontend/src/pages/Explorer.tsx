@@ -1,14 +1,14 @@
 /** An explorer scene: its 3D model with clickable regions, the same regions as a list, and each one's cards. */
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useState } from "preact/hooks";
 import { call, client } from "../api/client";
 import { describeError } from "../api/errors";
 import type { components } from "../api/schema";
-import { Await, ErrorMessage, Loading, Notice, PageTitle } from "../components/common";
+import { Await, ErrorMessage, Notice, PageTitle } from "../components/common";
 import { RichText } from "../components/RichText";
 import { useLoad, useTitle } from "../hooks";
 import { CardList } from "../three/CardList";
-import type { ExplorerView } from "../three/explorer";
 import { hasWebgl2, newVisitId } from "../three/pure";
+import { type StageView, ThreeStage } from "../three/Stage";
 import type { ProbedElement } from "../three/viewer";
 
 type Scene = components["schemas"]["SceneOutput"];
@@ -71,7 +71,21 @@ function Body({ scene }: { scene: Scene }) {
       <div class="three-layout">
         <div class="three-stage">
           {webgl ? (
-            <Stage scene={scene} selected={selected} onPick={choose} />
+            <>
+              <ThreeStage
+                source={scene}
+                mount={mountScene}
+                selected={selected}
+                onPick={choose}
+                onFail={modelError}
+                label={`${scene.title} model. Choose a region from the list under it.`}
+                describedBy="explorer-keys"
+                loadingLabel="Loading the 3D model…"
+              />
+              <p class="meta" id="explorer-keys">
+                Drag or press the arrow keys to rotate, scroll or press + and − to zoom, 0 to reset the view.
+              </p>
+            </>
           ) : (
             <Notice>
               <p>The 3D model needs WebGL, which this browser does not offer. Every region is in the list.</p>
@@ -123,69 +137,10 @@ function Body({ scene }: { scene: Scene }) {
   );
 }
 
-function Stage({ scene, selected, onPick }: { scene: Scene; selected: string | null; onPick: (slug: string) => void }) {
-  const host = useRef<HTMLDivElement>(null);
-  const mounted = useRef<ExplorerView | null>(null);
-  const pick = useRef(onPick);
-  pick.current = onPick;
-  const selectedNow = useRef(selected);
-  selectedNow.current = selected;
-  const [status, setStatus] = useState<{ state: "loading" } | { state: "ready" } | { state: "error"; message: string }>({
-    state: "loading",
-  });
-
-  useEffect(() => {
-    let live = true;
-    let view: ExplorerView | null = null;
-    setStatus({ state: "loading" });
-    import("../three/explorer")
-      .then(({ mountExplorer }) =>
-        mountExplorer(host.current as ProbedElement, scene.model_url, scene.regions, (slug) => pick.current(slug)),
-      )
-      .then(
-        (mountedView) => {
-          if (!live) {
-            mountedView.dispose();
-            return;
-          }
-          view = mountedView;
-          mounted.current = mountedView;
-          mountedView.select(selectedNow.current);
-          setStatus({ state: "ready" });
-        },
-        (error: unknown) => {
-          if (live) setStatus({ state: "error", message: modelError(error) });
-        },
-      );
-    return () => {
-      live = false;
-      view?.dispose();
-      mounted.current = null;
-    };
-  }, [scene]);
-
-  useEffect(() => {
-    mounted.current?.select(selected);
-  }, [selected]);
-
-  return (
-    <>
-      <div
-        ref={host}
-        class="three-viewer"
-        tabIndex={0}
-        role="application"
-        aria-roledescription="3D view"
-        aria-label={`${scene.title} model. Choose a region from the list under it.`}
-        aria-describedby="explorer-keys"
-        aria-busy={status.state === "loading"}
-      />
-      {status.state === "loading" && <Loading label="Loading the 3D model…" />}
-      {status.state === "error" && <ErrorMessage message={status.message} />}
-      <p class="meta" id="explorer-keys">
-        Drag or press the arrow keys to rotate, scroll or press + and − to zoom, 0 to reset the view.
-      </p>
-    </>
+function mountScene(host: ProbedElement, scene: Scene, onPick: (slug: string) => void): Promise<StageView> {
+  // The explorer's loader is a chunk of its own: only this page needs glTF.
+  return import("../three/explorer").then(({ mountExplorer }) =>
+    mountExplorer(host, scene.model_url, scene.regions, onPick),
   );
 }
 

@@ -18,7 +18,7 @@ import {
   timeZoneNames,
 } from "../account/settings";
 import { Await, ErrorMessage, PageTitle } from "../components/common";
-import { useLoad, useTitle } from "../hooks";
+import { useLoad, usePolling, useTitle } from "../hooks";
 import { navigate } from "../router";
 import { loadSession, setMe, signOutEverywhere, type Me } from "../session";
 
@@ -188,29 +188,15 @@ function SchedulingForm({ initial }: { initial: Scheduling }) {
   const errors = (name: string) => fieldErrors(save.error, name);
 
   // The advice is worked out on the server's workers: ask again a few times while it is being computed.
-  useEffect(() => {
-    if (advice.status !== "computing") return;
-    let polls = 0;
-    let timer = 0;
-    let live = true;
-    const poll = () => {
-      timer = window.setTimeout(async () => {
-        polls += 1;
-        try {
-          const fresh = await call(client.GET("/api/v1/srs/settings/"));
-          if (!live) return;
-          if (fresh.retention_advice.status !== "computing" || polls >= ADVICE_POLLS) setAdvice(fresh.retention_advice);
-          else poll();
-        } catch {
-          // The advice is optional: it simply stays "being worked out".
-        }
-      }, ADVICE_POLL_MS);
-    };
-    poll();
-    return () => {
-      live = false;
-      window.clearTimeout(timer);
-    };
+  usePolling(advice.status === "computing", () => call(client.GET("/api/v1/srs/settings/")), {
+    delay: () => ADVICE_POLL_MS,
+    onAnswer: (fresh, asked) => {
+      const done = fresh.retention_advice.status !== "computing" || asked >= ADVICE_POLLS;
+      if (done) setAdvice(fresh.retention_advice);
+      return done;
+    },
+    // The advice is optional: after a failed ask it simply stays "being worked out".
+    onError: () => true,
   }, [advice]);
 
   const desired = Number(draft.desired_retention);

@@ -1,21 +1,6 @@
-/** Routes whose page is not built yet, and paths that are no route at all. */
+/** Pages that only say something: a path that is no route, and the end of unsubscribing from reminders. */
 import { PageTitle } from "../components/common";
 import { useTitle } from "../hooks";
-
-export function ComingSoon({ title, path }: { title: string; path: string }) {
-  useTitle(title);
-  return (
-    <section class="narrow">
-      <PageTitle>{title}</PageTitle>
-      <p>
-        This page (<code>{path}</code>) is coming soon.
-      </p>
-      <p>
-        <a href="/">Back to home</a>
-      </p>
-    </section>
-  );
-}
 
 export function NotFound({ path }: { path: string }) {
   useTitle("Page not found");
