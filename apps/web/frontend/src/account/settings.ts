@@ -54,6 +54,9 @@ export function hourLabel(hour: number): string {
   return `${String(hour).padStart(2, "0")}:00`;
 }
 
+/** The 24 hours of a day as a select's options, labelled 00:00 to 23:00. */
+export const HOUR_OPTIONS = Array.from({ length: 24 }, (_, hour) => ({ value: String(hour), label: hourLabel(hour) }));
+
 export interface Workload {
   reviews_per_day: number;
   minutes_per_day: number;
