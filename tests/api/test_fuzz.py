@@ -342,3 +342,11 @@ def test_only_the_session_ending_operations_are_left_out():
     assert sum(len(operations) for operations in _SPEC["paths"].values()) - len(SESSION_ENDING_PATHS) == len(
         list(schema.get_all_operations())
     )
+
+
+def test_each_operation_is_a_test_of_its_own(request: pytest.FixtureRequest) -> None:
+    """Parallel runs schedule tests by node id: every operation's test needs its own, or only one would run."""
+    fuzzed = [item.nodeid for item in request.session.items if item.name.startswith("test_every_operation_passes")]
+    if not fuzzed:
+        pytest.skip("the operation tests are not collected in this run")
+    assert len(set(fuzzed)) == len(fuzzed) == len(list(schema.get_all_operations()))
