@@ -337,15 +337,17 @@ GRADING_PUBLISH_TIMEOUT_SECONDS = env_float("GRADING_PUBLISH_TIMEOUT_SECONDS", 0
 # that comes back after it was graded finds it finished. The filesystem broker has no such timeout.
 GRADING_REDELIVERY_SECONDS = GRADER_TASK_HARD_SECONDS + 60
 CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, Any] = {"visibility_timeout": GRADING_REDELIVERY_SECONDS}
+# The embedded broker's folder, shared by every process of the one machine that uses it.
+CELERY_BROKER_FOLDER = env_path("CELERY_BROKER_FOLDER", VAR_DIR / "broker")
 if CELERY_BROKER_URL == "filesystem://":
     CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "data_folder_in": str(VAR_DIR / "broker"),
-        "data_folder_out": str(VAR_DIR / "broker"),
-        "control_folder": str(VAR_DIR / "broker" / "control"),
+        "data_folder_in": str(CELERY_BROKER_FOLDER),
+        "data_folder_out": str(CELERY_BROKER_FOLDER),
+        "control_folder": str(CELERY_BROKER_FOLDER / "control"),
         "store_processed": False,
         **CELERY_BROKER_TRANSPORT_OPTIONS,
     }
-    (VAR_DIR / "broker" / "control").mkdir(parents=True, exist_ok=True)
+    (CELERY_BROKER_FOLDER / "control").mkdir(parents=True, exist_ok=True)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -1,6 +1,7 @@
 """Settings for the test suite: the project's settings with a throwaway key and fast hashing."""
 
 import os
+from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 os.environ.setdefault("SECRET_KEY", "test-suite-only-key-not-secret")
@@ -27,6 +28,13 @@ if _test_process and not os.environ.get("QUIZSITE_TEST_PROCESS"):
     for _name in ("REDIS_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND"):
         if os.environ.get(_name, "").startswith("redis://"):
             os.environ[_name] = redis_url_for_test_process(os.environ[_name], _test_process)
+    if not (os.environ.get("REDIS_URL", "").strip() or os.environ.get("CELERY_BROKER_URL", "").strip()):
+        # Without Redis the embedded broker and the results are folders: one set per test process.
+        _own = Path(os.environ.get("QUIZSITE_VAR_DIR") or Path(__file__).resolve().parent.parent / "var")
+        _own = _own / f"test-{_test_process}"
+        os.environ["CELERY_BROKER_FOLDER"] = str(_own / "broker")
+        (_own / "celery-results").mkdir(parents=True, exist_ok=True)
+        os.environ.setdefault("CELERY_RESULT_BACKEND", f"file://{_own / 'celery-results'}")
 
 from quizsite.settings import *  # noqa: E402, F403
 
@@ -45,16 +53,6 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-quizsite.sqlite3")}  # noqa: F405
 
 _test_process = os.environ.get("QUIZSITE_TEST_PROCESS", "")
-if _test_process and CELERY_BROKER_URL == "filesystem://":  # noqa: F405
-    # Without Redis the embedded broker, results and cache are folders: one set per test process.
-    _own = VAR_DIR / f"test-{_test_process}"  # noqa: F405
-    CELERY_BROKER_TRANSPORT_OPTIONS = {
-        **CELERY_BROKER_TRANSPORT_OPTIONS,  # noqa: F405
-        "data_folder_in": str(_own / "broker"),
-        "data_folder_out": str(_own / "broker"),
-        "control_folder": str(_own / "broker" / "control"),
-    }
-    (_own / "broker" / "control").mkdir(parents=True, exist_ok=True)
-    (_own / "celery-results").mkdir(parents=True, exist_ok=True)
-    CELERY_RESULT_BACKEND = f"file://{_own / 'celery-results'}"
-    CACHES["default"]["LOCATION"] = str(_own / "cache")  # noqa: F405
+if _test_process and not REDIS_URL:  # noqa: F405
+    # The file cache too, for this process's tests (a worker a test starts has no need of it).
+    CACHES["default"]["LOCATION"] = str(VAR_DIR / f"test-{_test_process}" / "cache")  # noqa: F405
