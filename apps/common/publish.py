@@ -30,7 +30,11 @@ def tasks_publish(task_name: str, ids: Sequence[int], *, timeout: float, what: s
             transport_options={"max_retries": 0, "socket_connect_timeout": timeout, "socket_timeout": timeout},
         ) as connection:
             for item_id in ids:
-                current_app.send_task(task_name, args=(item_id,), connection=connection, retry=False)
+                # Every task handed over here keeps its outcome in its row. By name, Celery cannot know the
+                # task ignores its result, and would otherwise wait on the result store for each one.
+                current_app.send_task(
+                    task_name, args=(item_id,), connection=connection, retry=False, ignore_result=True
+                )
                 sent += 1
     except Exception as error:
         # Whatever the transport raised (refused, timed out, unknown host): the rows stay queued.

@@ -167,6 +167,8 @@ def test_sign_up_sign_out_and_a_forgotten_password(
     account = get_user_model().objects.get(email=email)
     assert DeviceToken.objects.filter(user=account).count() == 1
     web.page.get_by_text("Grace").first.wait_for()
+    # The home page's own requests end first: one still in flight when the token goes would be answered 401.
+    web.page.wait_for_load_state("networkidle")
 
     web.page.get_by_role("button", name="Sign out").click()
     web.page.wait_for_url("**/signin**")
