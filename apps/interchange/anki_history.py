@@ -20,12 +20,10 @@ from apps.common.errors import DomainError, NotFound, RequestTooLarge
 from apps.common.jobs import (
     JOB_FAILED_ON_OUR_SIDE,
     JobStatus,
-    job_claimable,
+    job_claim,
     job_finish,
     job_heartbeat,
-    job_locked,
     job_publish_after_commit,
-    job_start,
 )
 from apps.content.models import Card
 from apps.interchange.anki_package import (
@@ -336,15 +334,6 @@ def _chunks(reviews: list[ReviewInput], size: int) -> Iterator[list[ReviewInput]
         yield reviews[start : start + size]
 
 
-def _claim(import_id: int, *, now: datetime) -> AnkiHistoryImport | None:
-    """Mark the import running; None when it is finished (a task delivered twice), gone, or another worker's."""
-    with job_locked(ANKI_HISTORY_IMPORTS, import_id) as row:
-        if row is None or not job_claimable(ANKI_HISTORY_IMPORTS, row, now=now) or row.package is None:
-            return None
-        job_start(row, now=now)
-        return row
-
-
 def anki_history_import_run(*, import_id: int, now: datetime) -> AnkiHistoryImport | None:
     """Replay a queued import's history through the batch review path, BATCH_LIMIT reviews at a time.
 
@@ -354,7 +343,8 @@ def anki_history_import_run(*, import_id: int, now: datetime) -> AnkiHistoryImpo
     uploading the package again records only what is missing. Returns None for an import that is
     already finished.
     """
-    row = _claim(import_id, now=timezone.now())
+    # The package leaves the row only when the import finishes, so a claimable import still holds it.
+    row: AnkiHistoryImport | None = job_claim(ANKI_HISTORY_IMPORTS, import_id, now=timezone.now())
     if row is None:
         return None
     try:
@@ -370,7 +360,7 @@ def anki_history_import_run(*, import_id: int, now: datetime) -> AnkiHistoryImpo
 
 
 def _replay(row: AnkiHistoryImport, *, now: datetime) -> None:
-    assert row.package is not None  # noqa: S101 - _claim takes only imports that still hold their package
+    assert row.package is not None  # noqa: S101 - only a finished import has dropped it
     package = _package_read(bytes(row.package))
     cards_by_guid, archived = _matching_cards({note.guid for note in package.notes})
     plan = anki_history_plan(
