@@ -320,16 +320,17 @@ SUBMISSION_STALE_SECONDS = env_int("SUBMISSION_STALE_SECONDS", 30)
 SUBMISSION_MAX_ATTEMPTS = 2
 # Past the soft limit a grading is stopped and failed with a reason; past the hard one its process is killed.
 GRADER_TASK_HARD_SECONDS = GRADER_TASK_SOFT_SECONDS + 60
-# Every worker's main process reaps this often, one process at a time: it re-queues gradings whose
-# worker stopped and sends again the queued ones the broker never took. Beat's submissions-reap does
-# the same on the same schedule, as a second line; neither is needed for the other to work.
-SUBMISSION_REAP_SECONDS = env_float("SUBMISSION_REAP_SECONDS", 10)
-SUBMISSION_REAP_IN_WORKERS = env_bool("SUBMISSION_REAP_IN_WORKERS", True)
+# Every worker's main process runs the resume round of background jobs (apps.common.jobs) this often, one
+# process at a time: it hands over again gradings and other jobs whose worker stopped and the queued ones
+# the broker never took. Beat's jobs-resume does the same on the same schedule, as a second line; neither
+# is needed for the other to work.
+JOBS_RESUME_SECONDS = env_float("JOBS_RESUME_SECONDS", 10)
+JOBS_RESUME_IN_WORKERS = env_bool("JOBS_RESUME_IN_WORKERS", True)
 # A queued submission whose hand-off to the broker failed is sent again once it is this old: long
-# enough that the reaper does not race the request's own hand-off.
+# enough that the resume round does not race the request's own hand-off.
 SUBMISSION_QUEUED_REPUBLISH_SECONDS = env_float("SUBMISSION_QUEUED_REPUBLISH_SECONDS", 30)
 # A hand-off to the broker gets one connection of at most this long and no retries, so a request
-# answers at once with the broker down (the submission stays queued for the reaper).
+# answers at once with the broker down (the submission stays queued for the resume round).
 GRADING_PUBLISH_TIMEOUT_SECONDS = env_float("GRADING_PUBLISH_TIMEOUT_SECONDS", 0.5)
 # A grading message its worker has not acknowledged for this long goes back to the queue (the Redis
 # transport's visibility timeout), and a queued submission the broker took but no worker claimed is
@@ -502,12 +503,13 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": crontab(minute="*/15"),
         "options": {"queue": "default", "expire_seconds": 14 * 60},
     },
-    # Background jobs (reschedules, fits, retention advice, Anki history imports) that the broker did not
-    # take, or whose worker died, are handed over again: one round for every kind (apps.common.jobs).
+    # Background jobs (gradings, reschedules, fits, retention advice, Anki history imports) that the broker
+    # did not take, or whose worker died, are handed over again: one round for every kind (apps.common.jobs),
+    # which every worker also runs on its own timer (JOBS_RESUME_SECONDS).
     "jobs-resume": {
         "task": "apps.common.tasks.jobs_resume",
-        "schedule": 60.0,
-        "options": {"queue": "default", "expire_seconds": 55},
+        "schedule": JOBS_RESUME_SECONDS,
+        "options": {"queue": "default", "expire_seconds": JOBS_RESUME_SECONDS},
     },
     # Nightly, at an hour most learners sleep: each learner due a fit of their FSRS weights to their own
     # reviews (apps.srs.adaptation.optimization says when) gets one task; a fit takes well under a second.
@@ -515,12 +517,6 @@ CELERY_BEAT_SCHEDULE = {
         "task": "apps.srs.tasks.parameter_fits_dispatch",
         "schedule": crontab(hour=3, minute=30),
         "options": {"queue": "default", "expire_seconds": 6 * 3600},
-    },
-    # Beat's round of what every worker's reaper does (see SUBMISSION_REAP_SECONDS).
-    "submissions-reap": {
-        "task": "apps.exercises.tasks.submissions_reap",
-        "schedule": SUBMISSION_REAP_SECONDS,
-        "options": {"queue": "default", "expire_seconds": SUBMISSION_REAP_SECONDS},
     },
     # Rows of windows and lockouts that are over count nothing; hourly is often enough that guesses at
     # many made-up emails cannot grow the table past about an hour's worth. Expired device tokens go too.

@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
+from django.db.models import F
+
 from apps.accounts.models import LearnerProfile
 from apps.common.clock import time_text
 from apps.exercises.models import Submission
@@ -397,10 +399,11 @@ def exercises_export(learner: Any, now: datetime) -> dict[str, Any]:
                 "verdict",
                 "score",
                 "result",
-                "error",
                 "created_at",
                 "started_at",
                 "finished_at",
+                # The document's name for it, as the API's.
+                error=F("error_message"),
             )
         ),
     }

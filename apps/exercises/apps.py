@@ -9,6 +9,10 @@ class ExercisesConfig(AppConfig):
     verbose_name = "Pipeline exercise submissions"
 
     def ready(self) -> None:
-        # The worker signals that warm up and stop the sandboxes and start and stop each worker's reaper.
+        # Gradings are background jobs; the worker signals warm up and stop the sandboxes.
         # (Celery finds the tasks module itself.)
+        from apps.common.jobs import job_kind_register
         from apps.exercises import worker_signals  # noqa: F401
+        from apps.exercises.jobs import GRADINGS
+
+        job_kind_register(GRADINGS)

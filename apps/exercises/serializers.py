@@ -123,6 +123,7 @@ class SubmissionOutput(serializers.ModelSerializer):
     exercise: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     learner = serializers.CharField(source="learner.get_username", read_only=True)
     result = serializers.SerializerMethodField()
+    error = serializers.CharField(source="error_message")
 
     class Meta:
         model = Submission

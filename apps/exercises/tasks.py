@@ -6,6 +6,7 @@ from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
+from apps.common.jobs import job_worker_name
 from apps.exercises import services
 from apps.exercises.conf import GRADE_SUBMISSION_TASK
 
@@ -20,14 +21,8 @@ from apps.exercises.conf import GRADE_SUBMISSION_TASK
     time_limit=settings.GRADER_TASK_HARD_SECONDS,
 )
 def grade_submission(submission_id: int) -> str:
-    worker = services.worker_name()
+    worker = job_worker_name()
     try:
         return services.submission_grade(submission_id=submission_id, worker=worker)
     except SoftTimeLimitExceeded:
         return services.submission_grading_overran(submission_id=submission_id, worker=worker)
-
-
-@shared_task(ignore_result=True)
-def submissions_reap() -> dict[str, int] | None:
-    """Beat's reaping round, on the default queue: the same round every worker runs on its own timer."""
-    return services.submissions_reap()

@@ -410,10 +410,12 @@ _PROGRESS_FIELDS = ("total_entries", "matched", "applied", "skipped", "progress_
 
 
 def _progress_save(row: AnkiHistoryImport) -> None:
-    job_heartbeat(row, fields=_PROGRESS_FIELDS)
+    job_heartbeat(ANKI_HISTORY_IMPORTS, row, fields=_PROGRESS_FIELDS)
 
 
 def _finish(row: AnkiHistoryImport, *, status: str, error: str) -> None:
     """The import's end: its outcome saved, and the package it no longer needs removed."""
     row.package = None
-    job_finish(row, status=status, now=timezone.now(), error=error, fields=(*_PROGRESS_FIELDS, "package"))
+    job_finish(
+        ANKI_HISTORY_IMPORTS, row, status=status, now=timezone.now(), error=error, fields=(*_PROGRESS_FIELDS, "package")
+    )

@@ -135,7 +135,7 @@ def extreme_rows(learner, shipped_course) -> dict[str, Any]:
         Submission.objects.create(
             learner=learner, exercise=exercise, code="", status=SubmissionStatus.DONE, verdict=Verdict.ACCEPTED,
             score=1e308, result={"unexpected": [None, {"deep": True}]}, progress=1.0, attempts=SMALLINT_MAX,
-            started_at=YEAR_9999, finished_at=YEAR_1, heartbeat_at=YEAR_1,
+            started_at=YEAR_9999, finished_at=YEAR_1, updated_at=YEAR_1,
         ),
         Submission.objects.create(
             learner=learner, exercise=exercise, code="x" * 10_000, status="", verdict="",

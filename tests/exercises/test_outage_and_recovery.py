@@ -2,10 +2,11 @@
 mid-grade, with beat running or not: each submission is graded exactly once.
 
 The grading tests each have their own redis-server as broker and start real worker (and beat)
-processes on it, with short limits from their environment: stale after 6 s, a reaping round every 3 s."""
+processes on it, with short limits from their environment: stale after 6 s, a resume round every 3 s."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import signal
@@ -19,13 +20,12 @@ from pathlib import Path
 import pytest
 import redis
 from django.conf import settings
-from django.db import connection, connections
-from django.test import override_settings
 from django.utils import timezone
 
+from apps.common.jobs import jobs_publish, jobs_recover
 from apps.content.models import PipelineExercise
+from apps.exercises.jobs import GRADINGS
 from apps.exercises.models import IN_PROGRESS, Submission, SubmissionStatus
-from apps.exercises.services import REAP_LOCK_KEY, gradings_publish, submissions_reap, submissions_republish_queued
 from quizsite.celery import app as celery_app
 from tests.support.grading import SIMULATOR, pipeline_after, reference, requires_sandbox
 from tests.support.paths import REPO_ROOT
@@ -41,7 +41,7 @@ def live(test: Callable[..., None]) -> Callable[..., None]:
 
 URL = f"/api/v1/exercises/{SIMULATOR.slug}/submissions/"
 STALE_SECONDS = 6
-REAP_SECONDS = 3
+RESUME_SECONDS = 3
 # What a grading of the simulator exercise, a worker's start with its warm sandbox, and such, may take
 # at most on a loaded machine: deadlines for waiting, not measured figures.
 GRADING_DEADLINE = 120.0
@@ -118,7 +118,7 @@ def services(broker: RedisServer, tmp_path: Path) -> Iterator[Callable[..., Serv
         # Checks only: what is graded matters here, not how fast it runs.
         "GRADER_TIMING_ROUNDS": "0",
         "SUBMISSION_STALE_SECONDS": str(STALE_SECONDS),
-        "SUBMISSION_REAP_SECONDS": str(REAP_SECONDS),
+        "JOBS_RESUME_SECONDS": str(RESUME_SECONDS),
         "SUBMISSION_QUEUED_REPUBLISH_SECONDS": "1",
     }
 
@@ -170,7 +170,7 @@ def assert_a_late_copy_changes_nothing(submission: Submission, worker: Service) 
     submission.refresh_from_db()
     before = (submission.attempts, submission.finished_at, submission.result, submission.status)
     finished_copies = worker.output().count("'finished'")
-    assert gradings_publish([submission.pk]) == 1
+    assert jobs_publish(GRADINGS, [(submission.pk, submission.pk)]) == 1
     worker.wait_for_line(r"succeeded in [0-9.]+s: 'finished'", timeout=30, count=finished_copies + 1)
     submission.refresh_from_db()
     assert (submission.attempts, submission.finished_at, submission.result, submission.status) == before
@@ -188,16 +188,16 @@ def kill_mid_grade_and_recover(
 
     second = start("worker", queues=worker_queues)
     second.wait_for_line(r"ready\.", timeout=START_DEADLINE)
-    # Re-queued by a reaping round once its heartbeat went stale (at once if its process is seen gone)
-    # and claimed by the idle worker.
+    # Handed over by a resume round once its heartbeat went stale (at once if its process is seen gone)
+    # and taken over by the idle worker.
     wait_until(
         lambda: Submission.objects.get(pk=submission.pk).attempts == 2,
-        timeout=STALE_SECONDS + REAP_SECONDS + GRADING_DEADLINE,
+        timeout=STALE_SECONDS + RESUME_SECONDS + GRADING_DEADLINE,
         what="the grading taken over",
     )
 
     wait_for_status(submission, {"done", "failed"}, timeout=GRADING_DEADLINE)
-    assert submission.status == SubmissionStatus.DONE, submission.error
+    assert submission.status == SubmissionStatus.DONE, submission.error_message
     assert submission.verdict == "accepted" and submission.attempts == 2
     assert submission.result is not None and submission.score == submission.result["score"]["total"]
     assert second.output().count("'graded'") == 1
@@ -209,17 +209,17 @@ def test_a_worker_killed_whole_mid_grade_is_graded_once_by_the_next_worker_witho
     learner_client, shipped_course, services
 ):
     submission, worker = kill_mid_grade_and_recover(learner_client, services, worker_queues="gpu")
-    assert "Reaped submissions: {'requeued': 1" in worker.output()
+    assert f"Resumed background jobs: {{'{GRADINGS.task_name}': Recovered(handed_over=1, failed=0)}}" in worker.output()
     assert_a_late_copy_changes_nothing(submission, worker)
 
 
 @live
-def test_a_worker_killed_whole_mid_grade_is_graded_once_with_beat_reaping_too(learner_client, shipped_course, services):
+def test_a_worker_killed_whole_mid_grade_is_graded_once_with_beat_resuming_too(learner_client, shipped_course, services):
     beat = services("beat")
-    # This worker also takes the default queue, where beat sends its reaping rounds.
+    # This worker also takes the default queue, where beat sends its resume rounds.
     submission, worker = kill_mid_grade_and_recover(learner_client, services, worker_queues="gpu,default")
-    worker.wait_for_line(r"apps\.exercises\.tasks\.submissions_reap\[[-0-9a-f]+\] succeeded", timeout=30)
-    assert "Sending due task submissions-reap" in beat.output()
+    worker.wait_for_line(r"apps\.common\.tasks\.jobs_resume\[[-0-9a-f]+\] succeeded", timeout=30)
+    assert "Sending due task jobs-resume" in beat.output()
     assert_a_late_copy_changes_nothing(submission, worker)
 
 
@@ -239,63 +239,48 @@ def test_a_submission_sent_while_the_broker_is_down_is_stored_and_graded_once_it
     broker.start()
     worker = services("worker")
     wait_for_status(submission, {"done", "failed"}, timeout=START_DEADLINE + GRADING_DEADLINE)
-    assert submission.status == SubmissionStatus.DONE, submission.error
+    assert submission.status == SubmissionStatus.DONE, submission.error_message
     assert submission.verdict == "accepted" and submission.attempts == 1
-    # Sent again by the worker's reaper, once.
+    # Sent again by the worker's resume round, once.
     assert submission.enqueued_at is not None and submission.publish_attempts == 2
-    assert "Reaped submissions: {'requeued': 0, 'failed': 0, 'republished': 1}" in worker.output()
+    assert f"Resumed background jobs: {{'{GRADINGS.task_name}': Recovered(handed_over=1, failed=0)}}" in worker.output()
     assert_a_late_copy_changes_nothing(submission, worker)
 
 
-def test_the_reaper_sends_again_what_the_broker_never_took_or_lost(learner, shipped_course, broker):
+def test_the_resume_round_sends_again_what_the_broker_never_took_or_lost(learner, shipped_course, broker):
     exercise = PipelineExercise.objects.get(slug=SIMULATOR.slug)
     now = timezone.now()
+    kind = dataclasses.replace(GRADINGS, republish_after=timedelta(seconds=30), redeliver_after=timedelta(seconds=600))
 
     def queued(*, age: float, enqueued_age: float | None) -> int:
         submission = Submission.objects.create(learner=learner, exercise=exercise, code="x = 1\n")
         Submission.objects.filter(pk=submission.pk).update(
             created_at=now - timedelta(seconds=age),
+            updated_at=now - timedelta(seconds=age),
             enqueued_at=None if enqueued_age is None else now - timedelta(seconds=enqueued_age),
         )
         return submission.pk
 
-    with override_settings(SUBMISSION_QUEUED_REPUBLISH_SECONDS=30, GRADING_REDELIVERY_SECONDS=600):
-        just_stored = queued(age=5, enqueued_age=None)
-        never_taken = queued(age=40, enqueued_age=None)
-        waiting = queued(age=400, enqueued_age=400)
-        lost = queued(age=700, enqueued_age=650)
+    just_stored = queued(age=5, enqueued_age=None)
+    never_taken = queued(age=40, enqueued_age=None)
+    waiting = queued(age=400, enqueued_age=400)
+    lost = queued(age=700, enqueued_age=650)
 
-        broker.stop()
-        assert submissions_republish_queued() == {"republished": 0}
-        rows = {row.pk: row for row in Submission.objects.all()}
-        # One attempt, on the oldest that was due; the broker down, the rest wait for the next round.
-        assert rows[lost].publish_attempts == 1 and rows[lost].enqueued_at == now - timedelta(seconds=650)
-        assert rows[never_taken].publish_attempts == 0
+    broker.stop()
+    assert jobs_recover(kind, now=now).handed_over == 0
+    rows = {row.pk: row for row in Submission.objects.all()}
+    # One attempt, on the oldest that was due; the broker down, the rest wait for the next round.
+    assert rows[lost].publish_attempts == 1 and rows[lost].enqueued_at == now - timedelta(seconds=650)
+    assert rows[never_taken].publish_attempts == 0
 
-        broker.start()
-        assert submissions_republish_queued() == {"republished": 2}
-        assert redis.Redis.from_url(broker.url).llen(settings.GRADING_QUEUE) == 2
+    broker.start()
+    assert jobs_recover(kind, now=now).handed_over == 2
+    assert redis.Redis.from_url(broker.url).llen(settings.GRADING_QUEUE) == 2
 
     rows = {row.pk: row for row in Submission.objects.all()}
     assert rows[lost].publish_attempts == 2 and rows[never_taken].publish_attempts == 1
     for handed_over in (rows[lost], rows[never_taken]):
-        assert handed_over.enqueued_at is not None and handed_over.enqueued_at > now
+        assert handed_over.enqueued_at == now
     assert rows[just_stored].publish_attempts == rows[waiting].publish_attempts == 0
     assert rows[just_stored].enqueued_at is None
     assert {row.status for row in rows.values()} == {SubmissionStatus.QUEUED}
-
-
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="the reaping lock is PostgreSQL's")
-def test_one_reaping_round_at_a_time():
-    """While one process reaps, another's round returns at once without doing anything."""
-    other = connections.create_connection("default")
-    try:
-        with other.cursor() as cursor:
-            cursor.execute("SELECT pg_try_advisory_lock(%s)", [REAP_LOCK_KEY])
-            assert cursor.fetchone()[0] is True
-        assert submissions_reap() is None
-        with other.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_unlock(%s)", [REAP_LOCK_KEY])
-        assert submissions_reap() == {"requeued": 0, "failed": 0, "republished": 0}
-    finally:
-        other.close()

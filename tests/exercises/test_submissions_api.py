@@ -219,7 +219,7 @@ def test_a_malformed_client_submission_id_is_a_400(learner_client, shipped_cours
 def test_one_submission_retried_at_once_is_stored_and_queued_once(learner, shipped_course, monkeypatch):
     queued: list[int] = []
     # Counts what would be queued instead of sending it to the broker: no grading runs in this test.
-    monkeypatch.setattr(services, "_grade_after_commit", lambda submission_id: queued.append(submission_id))
+    monkeypatch.setattr(services, "job_publish_after_commit", lambda kind, submission: queued.append(submission.pk))
     key = uuid.uuid4()
 
     results = run_together(

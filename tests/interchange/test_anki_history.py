@@ -10,8 +10,7 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
-from apps.common.jobs import JobStatus
-from apps.common.publish import tasks_publish
+from apps.common.jobs import JobStatus, jobs_publish
 from apps.content.models import Card
 from apps.interchange.anki_history import (
     SkipReason,
@@ -19,7 +18,7 @@ from apps.interchange.anki_history import (
     anki_history_import_create,
     anki_history_import_run,
 )
-from apps.interchange.conf import ANKI_HISTORY_IMPORT_TASK
+from apps.interchange.jobs import ANKI_HISTORY_IMPORTS
 from apps.srs.models import AnkiHistoryImport, CardMemory, ReviewLog
 from apps.srs.reviews.services import BATCH_LIMIT, MAX_DURATION_MS, ReviewInput, reviews_submit
 from tests.support.anki_packages import (
@@ -281,7 +280,7 @@ def test_an_upload_is_queued_then_replayed_and_its_progress_reaches_its_total(
     assert body["status"] == "queued" and response["Location"] == body["url"] == f"{URL}{body['id']}/"
     # Handed to a worker by name once the upload commits; the worker's task runs the replay.
     assert [(callback.func, *callback.args) for callback in callbacks] == [
-        (tasks_publish, ANKI_HISTORY_IMPORT_TASK, [body["id"]])
+        (jobs_publish, ANKI_HISTORY_IMPORTS, [(body["id"], body["id"])])
     ]
     anki_history_import_run(import_id=body["id"], now=timezone.now())
     followed = learner_client.get(body["url"]).json()
@@ -338,11 +337,11 @@ def test_imports_are_their_owners_alone(learner, learner_client, api_client, ank
 
 
 def test_an_import_the_broker_did_not_take_stays_queued_and_is_handed_over_again(learner):
-    from apps.common.jobs import jobs_stalled
+    from apps.common.jobs import jobs_recover, jobs_stalled
     from apps.interchange.jobs import ANKI_HISTORY_IMPORTS
 
     def anki_history_imports_stalled(*, now):
-        return jobs_stalled(ANKI_HISTORY_IMPORTS, now=now)
+        return [pk for pk, _ in jobs_stalled(ANKI_HISTORY_IMPORTS, now=now)]
 
     history_package = _base_package()
     queued = AnkiHistoryImport.objects.create(learner=learner, package=history_package, package_bytes=1)
@@ -354,6 +353,7 @@ def test_an_import_the_broker_did_not_take_stays_queued_and_is_handed_over_again
     assert anki_history_imports_stalled(now=now) == []
     later = now + ANKI_HISTORY_IMPORTS.republish_after + timedelta(seconds=1)
     assert anki_history_imports_stalled(now=later) == [queued.pk]
+    assert jobs_recover(ANKI_HISTORY_IMPORTS, now=later).handed_over == 1
     # Handed over: left alone for another interval.
     assert anki_history_imports_stalled(now=later) == []
     much_later = later + ANKI_HISTORY_IMPORTS.stalled_after + timedelta(seconds=1)

@@ -397,7 +397,7 @@ def test_the_nightly_run_sends_each_due_learner_once_reading_learners_in_keyset_
     assert sent == [never_fitted.pk, month_ago.pk, many_new.pk]
     assert count == 3
     # The fit whose message was lost is the background jobs' round's to hand over again, by its learner.
-    assert jobs_stalled(PARAMETER_FITS, now=now) == [lost_message.pk]
+    assert jobs_stalled(PARAMETER_FITS, now=now) == [(queued.pk, lost_message.pk)]
     settings_reads = [query["sql"] for query in queries if 'FROM "srs_schedulingsettings"' in query["sql"]]
     # Six learners may be due (those who turned fits off or pinned are not read), two at a time; then none left.
     assert len(settings_reads) == 4

@@ -13,7 +13,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from fsrs import scheduler as fsrs_scheduler
 
-from apps.common.jobs import jobs_stalled
+from apps.common.jobs import jobs_recover, jobs_stalled
 from apps.content.models import Card, Course, Deck, Lesson
 from apps.srs.adaptation import rescheduling
 from apps.srs.adaptation.rescheduling import due_under, reschedule_run
@@ -336,7 +336,8 @@ def test_runs_no_worker_took_are_handed_over_again(learner, studied):
     now = just_queued.updated_at
     Reschedule.objects.filter(pk=never_taken.pk).update(updated_at=now - timedelta(minutes=5))
 
-    assert jobs_stalled(RESCHEDULES, now=now) == [never_taken.pk]
+    assert jobs_stalled(RESCHEDULES, now=now) == [(never_taken.pk, never_taken.pk)]
+    assert jobs_recover(RESCHEDULES, now=now).handed_over == 1
     # Handed over now, it waits another interval before the next round takes it again.
     assert jobs_stalled(RESCHEDULES, now=now) == []
     assert reschedule_run(reschedule_id=never_taken.pk) is not None
@@ -354,7 +355,7 @@ def test_a_run_whose_worker_died_goes_on_where_it_stopped(studied, monkeypatch):
     assert reschedule_run(reschedule_id=row.pk) is None
     stale = claimed[0].updated_at - RESCHEDULES.stalled_after - timedelta(minutes=1)
     Reschedule.objects.filter(pk=row.pk).update(updated_at=stale)
-    assert jobs_stalled(RESCHEDULES, now=claimed[0].updated_at) == [row.pk]
+    assert jobs_stalled(RESCHEDULES, now=claimed[0].updated_at) == [(row.pk, row.pk)]
 
     finished = reschedule_run(reschedule_id=row.pk)
 

@@ -12,11 +12,9 @@ from django.utils import timezone
 from drf_spectacular.generators import SchemaGenerator
 
 from apps.common.clock import time_text
-from apps.common.jobs import jobs_stalled
-from apps.common.publish import tasks_publish
+from apps.common.jobs import jobs_publish, jobs_recover, jobs_stalled
 from apps.content.models import Card, Course, Deck, Lesson
 from apps.srs.adaptation import retention_advising
-from apps.srs.conf import RETENTION_ADVICE_TASK
 from apps.srs.core.retention_advice import (
     MIN_TIMED_REVIEWS,
     ReviewSeconds,
@@ -121,7 +119,7 @@ def published(callbacks: list[Any]) -> list[tuple[Any, ...]]:
 
 
 def queued_once(callbacks: list[Any], row: StoredRetentionAdvice) -> bool:
-    return published(callbacks) == [(tasks_publish, RETENTION_ADVICE_TASK, [row.pk])]
+    return published(callbacks) == [(jobs_publish, RETENTION_ADVICE, [(row.pk, row.pk)])]
 
 
 def test_the_first_get_queues_the_advice_once_and_answers_computing(
@@ -198,7 +196,7 @@ def test_new_retention_or_weights_queue_new_advice_and_old_advice_is_found_again
         retention = learner_client.patch(URL, {"desired_retention": 0.85}, format="json").json()["retention_advice"]
     by_retention = StoredRetentionAdvice.objects.get(learner=learner, desired_retention=0.85)
     assert retention["status"] == "computing"
-    assert (tasks_publish, RETENTION_ADVICE_TASK, [by_retention.pk]) in published(callbacks)
+    assert (jobs_publish, RETENTION_ADVICE, [(by_retention.pk, by_retention.pk)]) in published(callbacks)
 
     weights = learner_client.patch(URL, {"fsrs_parameters": OTHER_PARAMETERS}, format="json").json()
     assert weights["retention_advice"]["status"] == "computing"
@@ -240,7 +238,8 @@ def test_rows_no_worker_took_are_handed_over_again(learner):
     row = retention_advising.retention_advice_ensure(learner=learner, now=NOW)
     now = row.updated_at + RETENTION_ADVICE.republish_after + timedelta(seconds=1)
 
-    assert jobs_stalled(RETENTION_ADVICE, now=now) == [row.pk]
+    assert jobs_stalled(RETENTION_ADVICE, now=now) == [(row.pk, row.pk)]
+    assert jobs_recover(RETENTION_ADVICE, now=now).handed_over == 1
     assert jobs_stalled(RETENTION_ADVICE, now=now) == []
     assert retention_advising.retention_advice_run(advice_id=row.pk, now=now) is not None
 

@@ -89,7 +89,7 @@ def test_the_expert_pipeline_is_graded_live_and_a_lint_finding_marks_its_line(
 
     submission = Submission.objects.get(learner=learner)
     assert submission.code == expert
-    assert submission.status == SubmissionStatus.DONE and submission.verdict == "accepted", submission.error
+    assert submission.status == SubmissionStatus.DONE and submission.verdict == "accepted", submission.error_message
     assert submission.result is not None
     grading = submission.result
     assert result.locator(".result-verdict").inner_text() == "Accepted"

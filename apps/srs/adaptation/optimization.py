@@ -20,7 +20,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Q, QuerySet
 
 from apps.common.errors import Conflict
-from apps.common.jobs import JobStatus, job_finish, job_publish_after_commit, job_start
+from apps.common.jobs import JobStatus, job_finish, job_publish_after_commit, job_start, job_worker_name
 from apps.srs.core.optimizer import (
     FitMetrics,
     LoggedReview,
@@ -168,7 +168,7 @@ def _claim(*, learner_id: int, now: datetime) -> ParameterFit | None:
             .first()
         )
         if queued is not None:
-            job_start(queued, now=now)
+            job_start(PARAMETER_FITS, queued, now=now)
             return queued
         settings = _settings_in_force(learner_id)
         due = (
@@ -191,6 +191,8 @@ def _claim(*, learner_id: int, now: datetime) -> ParameterFit | None:
                     trigger=ParameterFitTrigger.SCHEDULE,
                     status=JobStatus.RUNNING,
                     started_at=now,
+                    attempts=1,
+                    worker=job_worker_name(),
                 )
         except IntegrityError:
             return None
@@ -286,7 +288,7 @@ def _finish(fit: ParameterFit, outcome: _Fitted, *, now: datetime) -> ParameterF
             fit.log_loss, fit.rmse_bins = outcome.fitted_metrics.log_loss, outcome.fitted_metrics.rmse_bins
             fit.previous_log_loss = outcome.current_metrics.log_loss
             fit.previous_rmse_bins = outcome.current_metrics.rmse_bins
-        job_finish(fit, status=JobStatus.DONE, now=now, fields=_OUTCOME_FIELDS)
+        job_finish(PARAMETER_FITS, fit, status=JobStatus.DONE, now=now, fields=_OUTCOME_FIELDS)
     return fit
 
 
@@ -304,7 +306,7 @@ def parameter_fit_run(*, learner_id: int, now: datetime) -> ParameterFit | None:
         # Whatever the optimizer raised: the fit records it, and the learner keeps the weights in use.
         logger.exception("Fit %s of learner %s failed", fit.pk, learner_id)
         fit.reason = f"The fit failed: {error}"
-        job_finish(fit, status=JobStatus.FAILED, now=now, error=fit.reason, fields=("reason",))
+        job_finish(PARAMETER_FITS, fit, status=JobStatus.FAILED, now=now, error=fit.reason, fields=("reason",))
         return fit
     return _finish(fit, outcome, now=now)
 

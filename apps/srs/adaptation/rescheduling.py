@@ -30,8 +30,8 @@ from apps.common.jobs import (
     job_finish,
     job_heartbeat,
     job_start,
+    jobs_publish,
 )
-from apps.common.publish import tasks_publish
 from apps.srs.core.scheduling import MemoryStage, MemoryState, SchedulerConfig, fuzz_range, rescheduled_due
 from apps.srs.jobs import RESCHEDULES
 from apps.srs.models import CardMemory, Reschedule, SchedulerProfile, SchedulingSettings
@@ -75,17 +75,16 @@ def reschedule_run(*, reschedule_id: int) -> Reschedule | None:
             pass
     except Exception:
         logger.exception("Reschedule %s failed", reschedule_id)
-        job_finish(row, status=JobStatus.FAILED, now=timezone.now(), error=JOB_FAILED_ON_OUR_SIDE)
+        job_finish(RESCHEDULES, row, status=JobStatus.FAILED, now=timezone.now(), error=JOB_FAILED_ON_OUR_SIDE)
     else:
-        job_finish(row, status=JobStatus.DONE, now=timezone.now())
+        job_finish(RESCHEDULES, row, status=JobStatus.DONE, now=timezone.now())
     waiting = (
         Reschedule.objects.filter(learner_id=row.learner_id, status=JobStatus.QUEUED)
         .values_list("pk", flat=True)
         .first()
     )
     if waiting is not None:
-        kind = RESCHEDULES
-        tasks_publish(kind.task_name, [waiting], timeout=kind.publish_timeout_seconds, what=kind.what)
+        jobs_publish(RESCHEDULES, [(waiting, waiting)], now=timezone.now())
     return row
 
 
@@ -121,7 +120,7 @@ def _claim(reschedule_id: int) -> tuple[Reschedule, SchedulerConfig] | None:
             config = scheduler_config_from_settings(in_force)
             row.to_profile_id = scheduler_profile_ensure(config)
             row.cards_total = CardMemory.objects.filter(learner_id=learner_id, stage=MemoryStage.REVIEW).count()
-        job_start(row, now=now, fields=("to_profile", "cards_total"))
+        job_start(RESCHEDULES, row, now=now, fields=("to_profile", "cards_total"))
     return row, config
 
 
@@ -161,7 +160,7 @@ def _batch_locked(row: Reschedule, *, config: SchedulerConfig) -> bool:
     row.last_card_id = memories[-1].card_id
     row.cards_examined += len(memories)
     row.cards_moved += len(moved)
-    job_heartbeat(row, fields=("last_card_id", "cards_examined", "cards_moved"))
+    job_heartbeat(RESCHEDULES, row, fields=("last_card_id", "cards_examined", "cards_moved"))
     return len(memories) == RESCHEDULE_BATCH
 
 

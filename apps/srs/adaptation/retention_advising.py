@@ -259,7 +259,9 @@ def retention_advice_run(*, advice_id: int, now: datetime | None = None) -> Stor
     except Exception as error:
         # Whatever the simulator raised: the row says so, and a later request tries again.
         logger.exception("Retention advice %s failed", advice_id)
-        job_finish(row, status=JobStatus.FAILED, now=timezone.now(), error=f"The simulation failed: {error}")
+        job_finish(
+            RETENTION_ADVICE, row, status=JobStatus.FAILED, now=timezone.now(), error=f"The simulation failed: {error}"
+        )
         return row
     advised, current = advice.recommended, advice.current
     row.advised_retention = advised.desired_retention
@@ -271,7 +273,7 @@ def retention_advice_run(*, advice_id: int, now: datetime | None = None) -> Stor
     row.current_seconds_per_remembered_card = current.seconds_per_remembered_card
     row.review_seconds_source = seconds.source
     row.computed_at = timezone.now()
-    job_finish(row, status=JobStatus.DONE, now=row.computed_at, fields=_FIGURE_FIELDS)
+    job_finish(RETENTION_ADVICE, row, status=JobStatus.DONE, now=row.computed_at, fields=_FIGURE_FIELDS)
     _prune(learner_id=row.learner_id)
     return row
 
@@ -288,7 +290,7 @@ def _claim(advice_id: int, *, now: datetime) -> tuple[StoredRetentionAdvice, Sch
         if inputs.lookup() != {name: getattr(row, name) for name in inputs.lookup()}:
             row.delete()
             return None
-        job_start(row, now=now)
+        job_start(RETENTION_ADVICE, row, now=now)
     return row, settings
 
 
