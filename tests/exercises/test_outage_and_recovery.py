@@ -214,7 +214,9 @@ def test_a_worker_killed_whole_mid_grade_is_graded_once_by_the_next_worker_witho
 
 
 @live
-def test_a_worker_killed_whole_mid_grade_is_graded_once_with_beat_resuming_too(learner_client, shipped_course, services):
+def test_a_worker_killed_whole_mid_grade_is_graded_once_with_beat_resuming_too(
+    learner_client, shipped_course, services
+):
     beat = services("beat")
     # This worker also takes the default queue, where beat sends its resume rounds.
     submission, worker = kill_mid_grade_and_recover(learner_client, services, worker_queues="gpu,default")
