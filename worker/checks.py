@@ -170,9 +170,15 @@ class Check:
     name: str
     passed: bool
     message: str
+    # False for a check that could not run because an earlier one failed (it is not passed either).
+    ran: bool = True
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "passed": self.passed, "message": self.message}
+        return {"name": self.name, "passed": self.passed, "message": self.message, "ran": self.ran}
+
+
+def check_not_run(name: str, reason: str) -> Check:
+    return Check(name, False, f"Not run: {reason}.", ran=False)
 
 
 def plural(count: int, noun: str) -> str:

@@ -47,7 +47,42 @@ TIMING_NOTE = (
     " and batch parallelization turned off, so the figures show your pipeline's own"
     " num_parallel_calls and prefetch choices."
 )
-ProgressCallback = Callable[[str, float], None]
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How far a grading is: its phase ("checking" or "timing"), the phase's share done (0-1), and in
+    words and counts what it is doing (epoch 1 of 2, timing run 4 of 9), with the time left where
+    it can be told."""
+
+    phase: str
+    value: float
+    label: str = ""
+    done: int | None = None
+    total: int | None = None
+    seconds_left: float | None = None
+
+    @classmethod
+    def from_message(cls, message: Mapping[str, Any]) -> Progress:
+        def count(name: str) -> int | None:
+            value = message.get(name)
+            return int(value) if isinstance(value, int | float) else None
+
+        left = message.get("seconds_left")
+        return cls(
+            phase=str(message.get("phase")),
+            value=float(message.get("value", 0.0)),
+            label=str(message.get("label") or ""),
+            done=count("done"),
+            total=count("total"),
+            seconds_left=float(left) if isinstance(left, int | float) else None,
+        )
+
+    def detail(self) -> dict[str, Any]:
+        return {"label": self.label, "done": self.done, "total": self.total, "seconds_left": self.seconds_left}
+
+
+ProgressCallback = Callable[[Progress], None]
 # How long the timing phase waits for the next grading's sandbox to finish importing TensorFlow
 # (about 5 s on two cores; a sandbox that takes longer is left to finish during the timing).
 WARM_BEFORE_TIMING_SECONDS = 60.0
@@ -181,7 +216,7 @@ class Grader:
             raise GradingFailed(f"the data of exercise {exercise.slug} could not be made: {error}") from error
 
     def grade(self, exercise: ExerciseJob, code: str, on_progress: ProgressCallback | None = None) -> dict[str, Any]:
-        report = on_progress or (lambda phase, value: None)
+        report = on_progress or (lambda progress: None)
         rules = exercise.spec.get("rules", {})
         source_is_files = str(exercise.spec["data"]["generator"]).startswith("tfrecord")
         forbidden = [*ALWAYS_FORBIDDEN, *rules.get("forbidden_imports", [])]
@@ -191,7 +226,7 @@ class Grader:
         ]
         rejection = screen(code, exercise.entry_point, forbidden)
         if rejection is not None:
-            return _result("rejected", rejection, lint=lint)
+            return _result("rejected", rejection, exercise, lint=lint)
         data = self.prepare(exercise)
         started = time.perf_counter()
         sandbox, warm = self._take_sandbox()
@@ -278,7 +313,8 @@ class Grader:
             window["asked"] = time.monotonic()
             self.wait_until_warm(WARM_BEFORE_TIMING_SECONDS)
             window["requested"] = time.monotonic()
-            exclusive = lock.acquire(self.config.timing_lock_seconds, on_wait=lambda: report("timing", 0.0))
+            waiting = Progress("timing", 0.0, label="Waiting for the timing CPUs: another grading is being timed")
+            exclusive = lock.acquire(self.config.timing_lock_seconds, on_wait=lambda: report(waiting))
             window["started"] = time.monotonic()
             waited = window["started"] - window["requested"]
             sandbox.exclude_from_clock(window["started"] - window["asked"])
@@ -292,7 +328,7 @@ class Grader:
                     messages.append(message)
                     event = message.get("event")
                     if event == "progress":
-                        report(str(message.get("phase")), float(message.get("value", 0.0)))
+                        report(Progress.from_message(message))
                     elif event == "timing_request" and "requested" not in window:
                         open_timing_phase()
                     elif event == "timing_done" and "started" in window and "ended" not in window:
@@ -358,15 +394,18 @@ def interpret(
 ) -> dict[str, Any]:
     final = next((message for message in reversed(messages) if message.get("event") == "result"), None)
     if outcome.outcome == "memory_limit":
-        return _result("memory_limit", f"The submission used more memory than allowed ({outcome.detail}).", lint=lint)
+        return _result(
+            "memory_limit", f"The submission used more memory than allowed ({outcome.detail}).", exercise, lint=lint
+        )
     if outcome.outcome == "timeout":
-        return _result("timeout", f"The grading ran out of time ({outcome.detail}).", lint=lint)
+        return _result("timeout", f"The grading ran out of time ({outcome.detail}).", exercise, lint=lint)
     if final is None:
         if not any(message.get("event") == "ready" for message in messages) and outcome.exit_code != 0:
             raise GradingFailed(f"the grading sandbox failed to start: {outcome.stderr[-2000:]}")
         return _result(
             "runtime_error",
             "The grading process stopped before reporting a result: the submission killed or broke it.",
+            exercise,
             lint=lint,
         )
     device = str(final.get("device") or "CPU")
@@ -375,23 +414,21 @@ def interpret(
     run_error = final.get("run_error")
     if run_error is not None:
         verdict = "timeout" if run_error.get("kind") == "timeout" else "runtime_error"
-        return _result(verdict, str(run_error.get("message")), checks=checks, lint=lint, device=device, output=output)
-    failed = [check for check in checks if not check["passed"]]
+        return _result(
+            verdict, str(run_error.get("message")), exercise, checks=checks, lint=lint, device=device, output=output
+        )
+    failed = [check for check in checks if not check["passed"] and check.get("ran", True)]
     if failed:
         return _result(
-            "wrong_output",
-            failed[0]["message"],
-            checks=checks,
-            lint=lint,
-            device=device,
-            output=output,
-            score=_score(exercise, correct=False, speedup=None),
+            "wrong_output", _failures_message(failed), exercise, checks=checks, lint=lint, device=device, output=output
         )
     timing_error = final.get("timing_error")
     if timing_error is not None:
         if timing_error.get("pipeline") != "submission":
             raise GradingFailed(str(timing_error.get("message")))
-        return _result("runtime_error", str(timing_error.get("message")), checks=checks, lint=lint, device=device)
+        return _result(
+            "runtime_error", str(timing_error.get("message")), exercise, checks=checks, lint=lint, device=device
+        )
     timing = final.get("timing")
     speedup = None
     if timing:
@@ -407,6 +444,7 @@ def interpret(
     return _result(
         "accepted",
         message,
+        exercise,
         checks=checks,
         timing=timing,
         speedup=speedup,
@@ -415,6 +453,12 @@ def interpret(
         device=device,
         output=output,
     )
+
+
+def _failures_message(failed: list[dict[str, Any]]) -> str:
+    if len(failed) == 1:
+        return str(failed[0]["message"])
+    return f"{len(failed)} checks failed. First: {failed[0]['message']}"
 
 
 def _score(exercise: ExerciseJob, *, correct: bool, speedup: Mapping[str, float] | None) -> dict[str, Any]:
@@ -436,7 +480,9 @@ def _score(exercise: ExerciseJob, *, correct: bool, speedup: Mapping[str, float]
         "total": round(correctness + speed, 1),
         "max": correctness_points + speed_max,
         "correctness": round(correctness, 1),
+        "correctness_max": correctness_points,
         "speed": round(speed, 1),
+        "speed_max": speed_max,
         "speed_timed": speedup is not None,
     }
 
@@ -455,14 +501,14 @@ def _speedup(timing: Mapping[str, Any]) -> dict[str, Any]:
     return {**{name: round(value, 3) for name, value in ratios.items()}, "rounds": max(len(rounds), 1)}
 
 
-def _result(verdict: str, message: str, **parts: Any) -> dict[str, Any]:
+def _result(verdict: str, message: str, exercise: ExerciseJob, **parts: Any) -> dict[str, Any]:
     result: dict[str, Any] = {
         "verdict": verdict,
         "message": message,
         "checks": [],
         "timing": None,
         "speedup": None,
-        "score": {"total": 0.0, "max": 100.0, "correctness": 0.0, "speed": 0.0, "speed_timed": False},
+        "score": _score(exercise, correct=False, speedup=None),
         "lint": [],
         "device": "CPU",
         "output": "",

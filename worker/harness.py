@@ -63,6 +63,10 @@ CHANNEL_LIMIT = 64 * 1024**2
 # Checking runs yield the CPU to timed runs (another grading's, on a host where they share cores):
 # their speed is not measured, and at nice 5 they still get a quarter of a contended CPU.
 CHECKING_NICE = 5
+# How often, at most, the harness says how far a run has gone (besides at each epoch's end).
+PROGRESS_EVERY_SECONDS = 0.5
+# Hears a run's batches and epochs so far.
+MarksCallback = Callable[[int, int], None]
 
 
 def _prctl(option: int, value: int) -> None:
@@ -124,16 +128,42 @@ class Grading:
         control = os.environ.get(CONTROL_FD_VARIABLE)
         self.control_fd = int(control) if control else None
         self.timing_progress = 0.0
+        # When the harness last told the host how a run is going (progress within runs, at most every
+        # PROGRESS_EVERY_SECONDS).
+        self.last_progress = 0.0
 
     def run(self) -> None:
         from worker.checks import ExpectedExamples
 
-        self.progress("checking", 0.05)
-        check = self.fork_run({"role": "check", "code": self.job["code"]}, cpus=self.plan.get("checking_cpus"))
+        epochs = int(self.spec.get("rules", {}).get("epochs_checked", 2))
+        self.progress(
+            "checking", 0.0, label="Checking your pipeline's output: epoch 1 of " + str(epochs), done=0, total=epochs
+        )
+
+        def running(batches: int, epochs_done: int) -> None:
+            self.progress(
+                "checking",
+                0.8 * min(epochs_done / epochs, 1.0),
+                label=f"Checking your pipeline's output: epoch {min(epochs_done + 1, epochs)} of {epochs}",
+                done=epochs_done,
+                total=epochs,
+            )
+
+        check = self.fork_run(
+            {"role": "check", "code": self.job["code"]}, cpus=self.plan.get("checking_cpus"), on_marks=running
+        )
         answer = json.loads(sys.stdin.buffer.readline())
         expected = ExpectedExamples.decode(answer["expected"])
         result: dict[str, Any] = {"event": "result", "timing": None, "timing_error": None}
         result.update(self.check_result(check, expected))
+        checks = result["checks"]
+        self.progress(
+            "checking",
+            1.0,
+            label=f"Checking the output: {sum(check['passed'] for check in checks)} of {len(checks)} checks passed",
+            done=len(checks),
+            total=len(checks),
+        )
         if result["run_error"] is None and all(check["passed"] for check in result["checks"]):
             rounds = int(self.plan["timing_rounds"])
             if rounds > 0:
@@ -141,8 +171,23 @@ class Grading:
         result["inside_runs_seconds"] = round(self.inside_runs, 4)
         self.channel.send(result)
 
-    def progress(self, phase: str, value: float) -> None:
-        self.channel.send({"event": "progress", "phase": phase, "value": round(value, 3)})
+    def progress(
+        self,
+        phase: str,
+        value: float,
+        *,
+        label: str = "",
+        done: int | None = None,
+        total: int | None = None,
+        seconds_left: float | None = None,
+    ) -> None:
+        """Tell the host how far the phase is (`value`, 0-1), in words and counts, with the time left
+        when it can be told."""
+        self.last_progress = _monotonic()
+        message = {"event": "progress", "phase": phase, "value": round(value, 3), "label": label}
+        message.update(done=done, total=total)
+        message["seconds_left"] = None if seconds_left is None else round(max(seconds_left, 0.0), 1)
+        self.channel.send(message)
 
     def check_result(self, check: RunOutcome, expected: Any) -> dict[str, Any]:
         from worker.checks import ExpectedExamples
@@ -211,6 +256,9 @@ class Grading:
         retries = max(int(self.plan.get("timing_retries", 0)), 0)
         limit = float(self.plan.get("max_busy_fraction", 1.0))
         planned = rounds * len(order)
+        names = {"naive": "the naive reference", "expert": "the expert reference", "submission": "your pipeline"}
+        batches_per_run = int(self.spec.get("rules", {}).get("batches_per_epoch", 0)) * int(self.plan["epochs_per_run"])
+        run_seconds: list[float] = []
         records: list[dict[str, Any]] = []
         timings: list[dict[str, RunTiming]] = []
         clean = 0
@@ -222,8 +270,26 @@ class Grading:
             record: dict[str, Any] = {"order": rotated, "epoch_seconds": {}, "load": {}}
             timed: dict[str, RunTiming] = {}
             for position, name in enumerate(rotated):
-                self.report_timing((clean * len(order) + position) / planned)
-                outcome, load = self.timed_run(codes[name], cpus)
+                runs_done = clean * len(order) + position
+                round_label = f"Timing round {min(clean + 1, rounds)} of {rounds}: {names[name]}"
+                if len(records) >= rounds:
+                    round_label = f"Timing again (a round was disturbed by other work): {names[name]}"
+
+                def left(fraction: float, runs_done: int = runs_done) -> float | None:
+                    if not run_seconds:
+                        return None
+                    return (planned - runs_done - fraction) * sum(run_seconds) / len(run_seconds)
+
+                def timing_run(
+                    batches: int, epochs_done: int, runs_done: int = runs_done, label: str = round_label
+                ) -> None:
+                    fraction = min(batches / batches_per_run, 1.0) if batches_per_run else 0.0
+                    self.report_timing((runs_done + fraction) / planned, label, runs_done, planned, left(fraction))
+
+                self.report_timing(runs_done / planned, round_label, runs_done, planned, left(0.0))
+                started = _perf_counter()
+                outcome, load = self.timed_run(codes[name], cpus, on_marks=timing_run)
+                run_seconds.append(_perf_counter() - started)
                 who = "your pipeline" if name == "submission" else f"the {name} reference"
                 error = run_error(outcome, f"the timed run of the {name} pipeline")
                 if error is None and cpus and not outcome.cpus_seen <= set(cpus):
@@ -262,12 +328,14 @@ class Grading:
         }
         return {"timing": figures}
 
-    def report_timing(self, value: float) -> None:
+    def report_timing(self, value: float, label: str, done: int, total: int, seconds_left: float | None) -> None:
         # A round timed again does not take the progress back.
         self.timing_progress = max(self.timing_progress, value)
-        self.progress("timing", self.timing_progress)
+        self.progress("timing", self.timing_progress, label=label, done=done, total=total, seconds_left=seconds_left)
 
-    def timed_run(self, code: str, cpus: list[int] | None) -> tuple[RunOutcome, RunLoad]:
+    def timed_run(
+        self, code: str, cpus: list[int] | None, on_marks: MarksCallback | None = None
+    ) -> tuple[RunOutcome, RunLoad]:
         """One timed run and the load on its CPUs meanwhile: busy time of the CPUs from /proc/stat
         (host-wide, even inside the sandbox) less this process's and its children's own."""
         from worker.timing import cpu_times, run_load
@@ -276,12 +344,18 @@ class Grading:
         before = cpu_times(_read_text("/proc/stat"), measured)
         own_before = _own_cpu_seconds()
         started = _perf_counter()
-        outcome = self.fork_run({"role": "time", "code": code}, quiet=True, cpus=cpus)
+        outcome = self.fork_run({"role": "time", "code": code}, quiet=True, cpus=cpus, on_marks=on_marks)
         wall = _perf_counter() - started
         after = cpu_times(_read_text("/proc/stat"), measured)
         return outcome, run_load(before, after, _own_cpu_seconds() - own_before, wall, len(measured))
 
-    def fork_run(self, setup: dict[str, Any], quiet: bool = False, cpus: list[int] | None = None) -> RunOutcome:
+    def fork_run(
+        self,
+        setup: dict[str, Any],
+        quiet: bool = False,
+        cpus: list[int] | None = None,
+        on_marks: MarksCallback | None = None,
+    ) -> RunOutcome:
         read_end, write_end = os.pipe()
         forked_at = _perf_counter()
         pid = os.fork()
@@ -307,7 +381,7 @@ class Grading:
                 os._exit(exit_code)
         os.close(write_end)
         outcome = RunOutcome()
-        self.collect(pid, read_end, outcome)
+        self.collect(pid, read_end, outcome, on_marks)
         self.inside_runs += _perf_counter() - forked_at
         _sweep_other_processes()
         return outcome
@@ -321,13 +395,15 @@ class Grading:
             "plan": self.plan,
         }
 
-    def collect(self, pid: int, read_end: int, outcome: RunOutcome) -> None:
+    def collect(self, pid: int, read_end: int, outcome: RunOutcome, on_marks: MarksCallback | None = None) -> None:
         """Read the child's marks and messages until it exits (a process it left behind may hold
-        the pipe open: the sweep takes care of that one) or its time is up."""
+        the pipe open: the sweep takes care of that one) or its time is up. `on_marks` hears the
+        batches and epochs so far every PROGRESS_EVERY_SECONDS and at each epoch's end."""
         deadline = _monotonic() + self.run_seconds
         pending = bytearray()
         received = 0
         epochs_left = int(self.plan["epochs_per_run"])
+        batches = epochs_done = 0
         exited = os.pidfd_open(pid)
         child_gone = False
         while True:
@@ -359,8 +435,13 @@ class Grading:
             marks_before = len(outcome.marks)
             for line in lines:
                 self.take_line(bytes(line), stamp, outcome)
-            ended = sum(mark == "e" for mark, _ in outcome.marks[marks_before:])
+            new_marks = [mark for mark, _ in outcome.marks[marks_before:]]
+            ended = new_marks.count("e")
             epochs_left -= ended
+            batches += new_marks.count("b")
+            epochs_done += ended
+            if on_marks is not None and (ended or _monotonic() - self.last_progress >= PROGRESS_EVERY_SECONDS):
+                on_marks(batches, epochs_done)
             if ended and epochs_left <= 0 and not outcome.cpus_seen:
                 # After the last epoch, where reading /proc delays no stamp that counts.
                 outcome.cpus_seen = _allowed_cpus(pid)
@@ -516,7 +597,7 @@ def run_child(setup: dict[str, Any], channel_fd: int) -> None:
     options.experimental_optimization.map_and_batch_fusion = False
     options.experimental_optimization.parallel_batch = False
     signatures_of = _signature_function()
-    check_structure = _structure_checker(element_spec, rules)
+    check_structure = StructureChecker(element_spec, rules)
 
     module = types.ModuleType("submission")
     module.__file__ = SUBMISSION_FILE
@@ -561,6 +642,7 @@ def run_child(setup: dict[str, Any], channel_fd: int) -> None:
                 for path in files_to_remove:
                     path.unlink()
         observation["source_calls"] = source_calls
+        observation["spec_problems"] = list(check_structure.problems.values())
     except BaseException as error:  # the learner's error is the result
         observation["error"] = {
             "kind": "element_spec" if isinstance(error, ElementSpecError) else "runtime_error",
@@ -664,12 +746,21 @@ def _signature_function() -> Callable[[Any], Any]:
     return batch_signatures
 
 
-def _structure_checker(element_spec: list[dict[str, Any]], rules: Mapping[str, Any]) -> Callable[..., Any]:
-    """Checks one batch against the element spec; returns (values, labels) as NumPy arrays."""
-    names = [part["name"] for part in element_spec]
-    scaled = rules.get("value_range") == [0.0, 1.0]
+class StructureChecker:
+    """Checks each batch against the element spec and gives (values, labels) as NumPy arrays.
 
-    def check(batch: Any, number: int) -> tuple[Any, Any]:
+    A wrong dtype that converts is noted once per component (`problems`) and the values converted, so
+    the run goes on and the checks after it still see the output; a wrong structure or shape stops the
+    run (ElementSpecError), as nothing after it could be matched."""
+
+    def __init__(self, element_spec: list[dict[str, Any]], rules: Mapping[str, Any]) -> None:
+        self.element_spec = element_spec
+        self.names = [part["name"] for part in element_spec]
+        self.scaled = rules.get("value_range") == [0.0, 1.0]
+        self.problems: dict[str, str] = {}
+
+    def __call__(self, batch: Any, number: int) -> tuple[Any, Any]:
+        names = self.names
         if not isinstance(batch, tuple | list) or len(batch) != len(names):
             kind = type(batch).__name__
             raise ElementSpecError(
@@ -677,13 +768,18 @@ def _structure_checker(element_spec: list[dict[str, Any]], rules: Mapping[str, A
                 + (f" of length {len(batch)}" if isinstance(batch, tuple | list) else "")
             )
         arrays = []
-        for wanted, component in zip(element_spec, batch, strict=True):
+        for wanted, component in zip(self.element_spec, batch, strict=True):
             name = wanted["name"]
             array = component.numpy() if hasattr(component, "numpy") else component
             dtype = getattr(array, "dtype", type(array))
             if str(dtype) != wanted["dtype"]:
-                hint = " scaled to [0, 1]" if scaled and name == names[0] else ""
-                raise ElementSpecError(f"batch {number}: {name} are {dtype}, expected {wanted['dtype']}{hint}")
+                hint = " scaled to [0, 1]" if self.scaled and name == names[0] else ""
+                problem = f"batch {number}: {name} are {dtype}, expected {wanted['dtype']}{hint}"
+                try:
+                    array = array.astype(wanted["dtype"])
+                except (AttributeError, TypeError, ValueError):
+                    raise ElementSpecError(problem) from None
+                self.problems.setdefault(name, problem)
             shape = list(getattr(array, "shape", ()))
             if shape != list(wanted["shape"]):
                 hint = ""
@@ -694,8 +790,6 @@ def _structure_checker(element_spec: list[dict[str, Any]], rules: Mapping[str, A
                 )
             arrays.append(array)
         return arrays[0], arrays[1]
-
-    return check
 
 
 class ElementSpecError(Exception):

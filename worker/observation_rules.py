@@ -1,7 +1,7 @@
 """Which checks a grading makes of what the checking run observed: one function per rule of the exercise.
 
-Each function reads the exercise's rules and the observation and gives its Check, or None when the
-exercise does not ask for it; `evaluate_observation` gives them in the order a learner reads them."""
+Each rule says whether the exercise's rules ask for it and gives its Check from the observation;
+`evaluate_observation` gives every check asked for, in the order a learner reads them."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from worker.checks import (
     EpochMatch,
     ExpectedExamples,
     augmentation_check,
+    check_not_run,
     decode_array,
     from_generator_signature_check,
     match_epoch,
@@ -25,6 +26,9 @@ from worker.checks import (
     shard_mix_check,
     shuffle_check,
 )
+
+# The share of an epoch's examples that must match input ones for the checks of their order to run.
+MATCHED_FOR_ORDER = 0.5
 
 
 @dataclass(frozen=True)
@@ -50,6 +54,11 @@ class Observed:
         """The epoch after which the source files are removed (0: never), for exercises that cache."""
         return int(self.rules.get("source_files_removed_after_epoch", 0))
 
+    @property
+    def mostly_matched(self) -> bool:
+        """Whether most of every epoch's examples match input ones, so that their order says something."""
+        return all(match.indices.size and (match.indices >= 0).mean() >= MATCHED_FOR_ORDER for match in self.matches)
+
     @cached_property
     def matches(self) -> list[EpochMatch]:
         """Each epoch's examples matched to the expected ones."""
@@ -61,19 +70,20 @@ class Observed:
 
 
 def element_spec(observed: Observed) -> Check:
+    problems = observed.observation.get("spec_problems") or []
+    if problems:
+        # The run went on with the values converted, so the checks after this one still tell the learner
+        # everything else that is wrong.
+        return Check("element_spec", False, "; ".join(problems) + ".")
     return Check("element_spec", True, f"Every batch is ({_element_spec_text(observed.spec['element_spec'])}).")
 
 
-def served_from_cache(observed: Observed) -> Check | None:
-    if not observed.removed_after:
-        return None
+def served_from_cache(observed: Observed) -> Check:
     return Check("served_from_cache", True, f"Epochs after {observed.removed_after} were served without the files.")
 
 
-def batches_per_epoch(observed: Observed) -> Check | None:
-    wanted = int(observed.rules.get("batches_per_epoch", 0))
-    if not wanted:
-        return None
+def batches_per_epoch(observed: Observed) -> Check:
+    wanted = int(observed.rules["batches_per_epoch"])
     wrong = [(n, b) for n, b in enumerate((e["batches"] for e in observed.epochs), 1) if b != wanted]
     if not wrong:
         return Check("batches_per_epoch", True, f"Each epoch has {wanted} batches.")
@@ -85,37 +95,28 @@ def batches_per_epoch(observed: Observed) -> Check | None:
     )
 
 
-def value_range(observed: Observed) -> Check | None:
-    allowed = observed.rules.get("value_range")
-    if not allowed:
-        return None
+def value_range(observed: Observed) -> Check:
     names = [part["name"] for part in observed.spec["element_spec"]]
-    low = min(float(epoch["min"]) for epoch in observed.epochs)
-    high = max(float(epoch["max"]) for epoch in observed.epochs)
-    return range_check(low, high, allowed, names[0].capitalize())
+    low = min((float(epoch["min"]) for epoch in observed.epochs), default=0.0)
+    high = max((float(epoch["max"]) for epoch in observed.epochs), default=0.0)
+    return range_check(low, high, observed.rules["value_range"], names[0].capitalize())
 
 
-def every_example_once(observed: Observed) -> Check | None:
-    if not observed.rules.get("every_example_once", True):
-        return None
+def every_example_once(observed: Observed) -> Check:
     return multiset_check(observed.matches, len(observed.expected.labels))
 
 
-def shuffled(observed: Observed) -> Check | None:
-    return shuffle_check(observed.matches) if observed.rules.get("shuffled") else None
+def shuffled(observed: Observed) -> Check:
+    return shuffle_check(observed.matches)
 
 
-def shards_mixed_in_first_batch(observed: Observed) -> Check | None:
-    minimum = int(observed.rules.get("min_shards_in_first_batch", 0))
-    if not minimum or not observed.epochs:
-        return None
+def shards_mixed_in_first_batch(observed: Observed) -> Check:
+    minimum = int(observed.rules["min_shards_in_first_batch"])
     first = observed.matches[0].indices[: int(observed.epochs[0]["first_batch_size"])]
     return shard_mix_check(first, observed.expected, minimum)
 
 
-def source_called_once_per_epoch(observed: Observed) -> Check | None:
-    if not observed.rules.get("source_called_once_per_epoch"):
-        return None
+def source_called_once_per_epoch(observed: Observed) -> Check:
     calls = len(observed.observation.get("source_calls", []))
     epochs = len(observed.epochs)
     if calls == epochs:
@@ -128,59 +129,103 @@ def source_called_once_per_epoch(observed: Observed) -> Check | None:
     )
 
 
-def augmentation_varies_between_epochs(observed: Observed) -> Check | None:
-    if not observed.rules.get("augmentation_varies_between_epochs"):
-        return None
+def augmentation_varies_between_epochs(observed: Observed) -> Check:
     minimum_fraction = float(observed.rules.get("min_fraction_flipped_differently", 0.2))
     return augmentation_check(observed.matches, max(observed.removed_after, 1), minimum_fraction)
 
 
-OBSERVATION_CHECKS: tuple[Callable[[Observed], Check | None], ...] = (
-    element_spec,
-    served_from_cache,
-    batches_per_epoch,
-    value_range,
-    every_example_once,
-    shuffled,
-    shards_mixed_in_first_batch,
-    source_called_once_per_epoch,
-    augmentation_varies_between_epochs,
+@dataclass(frozen=True)
+class ObservationRule:
+    """One check of the output: its name, whether the exercise's rules ask for it, and the check itself."""
+
+    name: str
+    asked: Callable[[Mapping[str, Any]], bool]
+    check: Callable[[Observed], Check]
+    # It judges the order of the examples, which it can only do when most of them match input ones.
+    needs_matches: bool = False
+
+
+OBSERVATION_RULES: tuple[ObservationRule, ...] = (
+    ObservationRule("element_spec", lambda rules: True, element_spec),
+    ObservationRule(
+        "served_from_cache", lambda rules: bool(rules.get("source_files_removed_after_epoch")), served_from_cache
+    ),
+    ObservationRule("batches_per_epoch", lambda rules: bool(rules.get("batches_per_epoch")), batches_per_epoch),
+    ObservationRule("value_range", lambda rules: bool(rules.get("value_range")), value_range),
+    ObservationRule(
+        "every_example_once", lambda rules: bool(rules.get("every_example_once", True)), every_example_once
+    ),
+    ObservationRule("shuffled", lambda rules: bool(rules.get("shuffled")), shuffled, needs_matches=True),
+    ObservationRule(
+        "mixes_shards",
+        lambda rules: bool(rules.get("min_shards_in_first_batch")),
+        shards_mixed_in_first_batch,
+        needs_matches=True,
+    ),
+    ObservationRule(
+        "source_called_once_per_epoch",
+        lambda rules: bool(rules.get("source_called_once_per_epoch")),
+        source_called_once_per_epoch,
+    ),
+    ObservationRule(
+        "augmentation_varies",
+        lambda rules: bool(rules.get("augmentation_varies_between_epochs")),
+        augmentation_varies_between_epochs,
+        needs_matches=True,
+    ),
 )
 
 
 def evaluate_observation(
     observation: Mapping[str, Any], expected: ExpectedExamples, spec: Mapping[str, Any], code: str
 ) -> list[Check]:
-    """Every check the exercise's rules ask for, from what the checking run observed."""
+    """Every check the exercise's rules ask for, from what the checking run observed, failing ones
+    included: a learner hears of every fault at once. A check that needs output the run never gave
+    says so instead (not run)."""
     rules = spec.get("rules", {})
     checks: list[Check] = []
     if rules.get("requires_from_generator_output_signature"):
         checks.append(from_generator_signature_check(code))
+    asked = [rule for rule in OBSERVATION_RULES if rule.asked(rules)]
     error = observation.get("error")
     if error:
         return [
             *checks,
-            *_failed_run_checks(error, removed_after=int(rules.get("source_files_removed_after_epoch", 0))),
+            *_failed_run_checks(error, asked, removed_after=int(rules.get("source_files_removed_after_epoch", 0))),
         ]
     observed = Observed(observation, expected, spec)
-    return [*checks, *(check for rule in OBSERVATION_CHECKS if (check := rule(observed)) is not None)]
+    if not observed.epochs:
+        return [*checks, *(check_not_run(rule.name, "the pipeline gave no epoch") for rule in asked)]
+    return [*checks, *(_checked(rule, observed) for rule in asked)]
 
 
-def _failed_run_checks(error: Mapping[str, Any], *, removed_after: int) -> list[Check]:
-    """The check a run that raised failed, when the error says which; none when it does not."""
+def _checked(rule: ObservationRule, observed: Observed) -> Check:
+    if rule.needs_matches and not observed.mostly_matched:
+        return check_not_run(rule.name, "needs output examples that match the input ones (see every_example_once)")
+    return rule.check(observed)
+
+
+def _failed_run_checks(
+    error: Mapping[str, Any], asked: Sequence[ObservationRule], *, removed_after: int
+) -> list[Check]:
+    """The checks of a run that stopped: the one its error says failed, and the others not run."""
     if error.get("kind") == "element_spec":
-        return [Check("element_spec", False, str(error["message"]))]
-    if removed_after and error.get("files_removed"):
-        return [
-            Check(
-                "served_from_cache",
-                False,
-                f"Epoch {removed_after + 1} failed after the TFRecord files were removed: later epochs must"
-                " come from cache(), placed after decoding and resizing. "
-                + str(error.get("message", "")).splitlines()[-1][:300],
-            )
-        ]
-    return []
+        failed = Check("element_spec", False, str(error["message"]))
+        reason = "needs batches of the right structure and shape"
+    elif removed_after and error.get("files_removed"):
+        failed = Check(
+            "served_from_cache",
+            False,
+            f"Epoch {removed_after + 1} failed after the TFRecord files were removed: later epochs must"
+            " come from cache(), placed after decoding and resizing. "
+            + str(error.get("message", "")).splitlines()[-1][:300],
+        )
+        reason = "needs every epoch, and the pipeline stopped once the files were gone"
+    else:
+        # The run's error is the result (runtime_error); no check can be told from it.
+        return []
+    # Both checks that can fail here are asked for whenever such an error can happen.
+    return [failed if rule.name == failed.name else check_not_run(rule.name, reason) for rule in asked]
 
 
 def _element_spec_text(element_spec: Sequence[Mapping[str, Any]]) -> str:

@@ -4,6 +4,7 @@ from celery import shared_task
 from django.utils import timezone
 
 from apps.common.health import worker_heartbeat_record
+from apps.common.jobs import Recovered
 from apps.common.jobs import jobs_resume as jobs_resume_round
 
 
@@ -14,6 +15,7 @@ def worker_heartbeat() -> str:
 
 
 @shared_task(name="apps.common.tasks.jobs_resume", ignore_result=True)
-def jobs_resume() -> dict[str, int]:
-    """Hand every kind's stalled background jobs over again; how many of each."""
+def jobs_resume() -> dict[str, Recovered] | None:
+    """Hand every kind's stalled background jobs over again; what became of each kind's (None: another
+    process's round was running)."""
     return jobs_resume_round(now=timezone.now())

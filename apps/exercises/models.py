@@ -47,6 +47,9 @@ class Submission(BackgroundJob):
     # A grading runs in three statuses (running, checking, timing), hence a status of its own.
     status = models.CharField(max_length=16, choices=SubmissionStatus.choices, default=SubmissionStatus.QUEUED)
     progress = models.FloatField(default=0.0)
+    # What the grading is doing now, in words and counts, with the time left where it is known
+    # (worker.grader.Progress.detail); empty while queued and once finished.
+    progress_detail = models.JSONField(null=True, blank=True)
     verdict = models.CharField(max_length=16, choices=Verdict.choices, blank=True)
     score = models.FloatField(null=True, blank=True)
     result = models.JSONField(null=True, blank=True)

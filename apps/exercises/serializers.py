@@ -10,6 +10,7 @@ from rest_framework.reverse import reverse
 
 from apps.common.fields import CanonicalUUIDField, CleanCharField
 from apps.exercises.models import Submission, SubmissionStatus, Verdict
+from apps.exercises.phases import submission_phase
 
 
 class SubmissionInput(serializers.Serializer):
@@ -27,6 +28,11 @@ class CheckOutput(serializers.Serializer):
     name = serializers.CharField()
     passed = serializers.BooleanField()
     message = serializers.CharField()
+    ran = serializers.BooleanField(
+        required=False,
+        help_text="False when the check could not run because an earlier one failed (its message says which)."
+        " Absent from results graded before it was recorded: those checks all ran.",
+    )
 
 
 class LintOutput(serializers.Serializer):
@@ -92,7 +98,13 @@ class ScoreOutput(serializers.Serializer):
     total = serializers.FloatField()
     max = serializers.FloatField()
     correctness = serializers.FloatField()
+    correctness_max = serializers.FloatField(
+        required=False, help_text="The most correctness can give; absent from results graded before it was recorded."
+    )
     speed = serializers.FloatField()
+    speed_max = serializers.FloatField(
+        required=False, help_text="The most speed can give; absent from results graded before it was recorded."
+    )
     speed_timed = serializers.BooleanField()
 
 
@@ -118,11 +130,23 @@ class SubmissionCreatedOutput(serializers.Serializer):
     )
 
 
+class PhaseOutput(serializers.Serializer):
+    name = serializers.ChoiceField(choices=SubmissionStatus.choices, help_text="The status the grading is in.")
+    # Named as clients read it; the annotation only says it is a field here, not Field's own label.
+    label: Any = serializers.CharField(help_text='What it is doing, in words: "Timing round 2 of 3: your pipeline".')
+    done = serializers.IntegerField(allow_null=True, help_text="Steps of the phase done (epochs, checks, timed runs).")
+    total = serializers.IntegerField(allow_null=True, help_text="Steps of the phase in all.")
+    seconds_left = serializers.FloatField(
+        allow_null=True, help_text="About how long the phase has left, once the grader can tell."
+    )
+
+
 class SubmissionOutput(serializers.ModelSerializer):
     url = serializers.SerializerMethodField()
     exercise: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     learner = serializers.CharField(source="learner.get_username", read_only=True)
     result = serializers.SerializerMethodField()
+    phase = serializers.SerializerMethodField()
     error = serializers.CharField(source="error_message")
 
     class Meta:
@@ -134,6 +158,7 @@ class SubmissionOutput(serializers.ModelSerializer):
             "learner",
             "status",
             "progress",
+            "phase",
             "verdict",
             "score",
             "result",
@@ -147,6 +172,10 @@ class SubmissionOutput(serializers.ModelSerializer):
 
     def get_url(self, submission: Submission) -> str:
         return submission_url(submission, self.context.get("request"))
+
+    @extend_schema_field(PhaseOutput)
+    def get_phase(self, submission: Submission) -> dict[str, Any]:
+        return submission_phase(submission)
 
     @extend_schema_field(GradingResultOutput(allow_null=True))
     def get_result(self, submission: Submission) -> dict[str, Any] | None:

@@ -22,7 +22,7 @@ from apps.exercises.models import IN_PROGRESS, Submission, SubmissionStatus
 from worker.limits import MAX_CODE_BYTES
 
 if TYPE_CHECKING:
-    from worker.grader import Grader
+    from worker.grader import Grader, Progress
 
 logger = logging.getLogger(__name__)
 
@@ -136,7 +136,8 @@ def submission_grade(*, submission_id: int, grader: Grader | None = None, worker
     with job_locked(GRADINGS, submission_id, related=("exercise",)) as submission:
         if submission is not None:
             submission.progress = 0.0
-        claim = job_take(GRADINGS, submission, now=now, worker=worker, fields=("progress",))
+            submission.progress_detail = None
+        claim = job_take(GRADINGS, submission, now=now, worker=worker, fields=("progress", "progress_detail"))
     if claim != Claim.CLAIMED:
         return str(claim)
     # Imported here: only a worker grades, and the grader brings NumPy, which the web process never needs.
@@ -144,8 +145,12 @@ def submission_grade(*, submission_id: int, grader: Grader | None = None, worker
     from worker.grader import GradingFailed
 
     grader = grader or grader_get()
+
+    def mark_alive() -> None:
+        job_heartbeat(GRADINGS, submission)
+
     beat = PeriodicThread(
-        lambda: job_heartbeat(GRADINGS, submission),
+        mark_alive,
         interval=GRADINGS.stalled_after.total_seconds() / HEARTBEATS_PER_STALE_LIMIT,
         name=f"heartbeat-{submission_id}",
     )
@@ -154,7 +159,7 @@ def submission_grade(*, submission_id: int, grader: Grader | None = None, worker
         result = grader.grade(
             exercise_job(submission.exercise),
             submission.code,
-            lambda phase, value: _progress(submission, phase, value),
+            lambda progress: _progress(submission, progress),
         )
     except GradingFailed as failure:
         _finish(submission, status=SubmissionStatus.FAILED, error=f"The grader failed: {failure}")
@@ -177,16 +182,24 @@ def submission_grading_overran(*, submission_id: int, worker: str) -> str:
     return "failed"
 
 
-def _progress(submission: Submission, phase: str, value: float) -> None:
-    low, high = PHASE_SPANS.get(phase, (0.0, 1.0))
-    submission.status = SubmissionStatus.TIMING if phase == "timing" else SubmissionStatus.CHECKING
-    submission.progress = round(low + (high - low) * min(max(value, 0.0), 1.0), 3)
-    job_heartbeat(GRADINGS, submission, fields=("status", "progress"))
+def _progress(submission: Submission, progress: Progress) -> None:
+    low, high = PHASE_SPANS.get(progress.phase, (0.0, 1.0))
+    submission.status = SubmissionStatus.TIMING if progress.phase == "timing" else SubmissionStatus.CHECKING
+    # Never backwards: a round timed again, or a late message, keeps the bar where it was.
+    submission.progress = max(submission.progress, round(low + (high - low) * min(max(progress.value, 0.0), 1.0), 3))
+    submission.progress_detail = progress.detail()
+    job_heartbeat(GRADINGS, submission, fields=("status", "progress", "progress_detail"))
 
 
 def _finish(submission: Submission, *, status: str, error: str = "", fields: tuple[str, ...] = ()) -> bool:
     """Write the outcome, only if this attempt still owns the submission."""
     submission.progress = 1.0
+    submission.progress_detail = None
     return job_finish(
-        GRADINGS, submission, status=status, now=timezone.now(), error=error, fields=("progress", *fields)
+        GRADINGS,
+        submission,
+        status=status,
+        now=timezone.now(),
+        error=error,
+        fields=("progress", "progress_detail", *fields),
     )

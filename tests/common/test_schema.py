@@ -210,6 +210,9 @@ OPTIONAL_RESPONSE_FIELDS = {
     # Grading results are served as stored: those graded before the timing lock lack these.
     "SpeedupOutput": {"rounds", "spread", "tolerance"},
     "TimingOutput": {"host"},
+    # Those graded before every failing check was reported, and before the score's parts had their maximums.
+    "CheckOutput": {"ran"},
+    "ScoreOutput": {"correctness_max", "speed_max"},
 }
 
 

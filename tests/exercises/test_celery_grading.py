@@ -34,9 +34,11 @@ def test_a_submission_is_graded_by_the_worker_with_progress(grading_worker, lear
     assert created.status_code == 202, created.content
     url = created.json()["url"]
     statuses: list[str] = []
+    seen: list[dict] = []
 
     def finished(body: dict) -> bool:
         statuses.append(body["status"])
+        seen.append(body)
         return body["status"] in {"done", "failed"}
 
     body = wait_for(learner_client, url, finished)
@@ -48,6 +50,15 @@ def test_a_submission_is_graded_by_the_worker_with_progress(grading_worker, lear
     order = ["queued", "running", "checking", "timing", "done"]
     assert [order.index(status) for status in statuses] == sorted(order.index(status) for status in statuses)
     assert {"checking", "timing"} & set(statuses), statuses
+    # The bar never goes back, and each phase says what it is doing, with its counts.
+    progress = [body["progress"] for body in seen]
+    assert progress == sorted(progress), progress
+    phases = [body["phase"] for body in seen]
+    assert all(phase["name"] == body["status"] and phase["label"] for phase, body in zip(phases, seen, strict=True))
+    counted = [phase for phase in phases if phase["name"] in {"checking", "timing"} and phase["total"]]
+    assert counted, phases
+    assert all(0 <= phase["done"] <= phase["total"] for phase in counted), counted
+    assert phases[-1] == {"name": "done", "label": "Graded", "done": None, "total": None, "seconds_left": None}
 
 
 def test_a_worker_process_killed_mid_grade_leaves_the_submission_graded_again(grading_worker, learner_client):

@@ -17,7 +17,7 @@ from tests.support.grading import (
     reference,
     requires_sandbox,
 )
-from worker.grader import Grader
+from worker.grader import Grader, Progress
 
 pytestmark = [requires_sandbox, pytest.mark.grader]
 
@@ -52,7 +52,11 @@ def image_pipeline(
 
 
 def failed_checks(result: dict) -> dict[str, str]:
-    return {check["name"]: check["message"] for check in result["checks"] if not check["passed"]}
+    return {check["name"]: check["message"] for check in result["checks"] if not check["passed"] and check["ran"]}
+
+
+def checks_not_run(result: dict) -> dict[str, str]:
+    return {check["name"]: check["message"] for check in result["checks"] if not check["ran"]}
 
 
 @pytest.mark.parametrize("exercise", [IMAGES, SHARDS, SIMULATOR, CACHE], ids=lambda exercise: exercise.slug)
@@ -78,7 +82,28 @@ def test_other_correct_scalings_are_accepted_within_the_pixel_tolerance(checking
 def test_uint8_images_are_wrong_output_with_the_batch_and_the_fix(checking_grader: Grader):
     result = checking_grader.grade(IMAGES, image_pipeline(scale="image"))
     assert result["verdict"] == "wrong_output"
-    assert failed_checks(result) == {"element_spec": "batch 1: images are uint8, expected float32 scaled to [0, 1]"}
+    failures = failed_checks(result)
+    assert failures["element_spec"] == "batch 1: images are uint8, expected float32 scaled to [0, 1]."
+    # The run went on with the pixels converted, so what else is wrong is told at once: unscaled values.
+    assert "divide by 255" in failures["value_range"]
+    assert set(failures) == {"element_spec", "value_range", "every_example_once"}
+    # No unscaled example matches an input one, so their order cannot be judged.
+    assert checks_not_run(result) == {
+        "shuffled": "Not run: needs output examples that match the input ones (see every_example_once)."
+    }
+
+
+def test_two_faults_are_both_reported_at_once(checking_grader: Grader):
+    code = image_pipeline(shuffle="records").replace('tf.cast(parsed["label"], tf.int32)', 'parsed["label"]')
+    result = checking_grader.grade(IMAGES, code)
+    assert result["verdict"] == "wrong_output"
+    failures = failed_checks(result)
+    assert failures.keys() == {"element_spec", "shuffled"}, result["checks"]
+    assert failures["element_spec"] == "batch 1: labels are int64, expected int32."
+    assert "file order" in failures["shuffled"]
+    assert result["message"] == f"2 checks failed. First: {failures['element_spec']}"
+    assert result["score"]["correctness"] == 0.0
+    assert result["score"]["correctness_max"] == IMAGES.spec["scoring"]["correctness"]
 
 
 def test_unscaled_float_images_fail_the_value_range(checking_grader: Grader):
@@ -112,6 +137,11 @@ def test_a_short_last_batch_is_named_with_its_fix(checking_grader: Grader):
     )
     assert result["verdict"] == "wrong_output"
     assert "drop_remainder=True" in failed_checks(result)["element_spec"]
+    # Nothing after a wrong shape can be matched: those checks say they did not run, and why.
+    not_run = checks_not_run(result)
+    assert set(not_run) == {"batches_per_epoch", "every_example_once", "shuffled", "value_range"}
+    assert all(message.startswith("Not run: needs batches of the right") for message in not_run.values())
+    assert result["message"] == failed_checks(result)["element_spec"]
 
 
 def test_duplicated_and_missing_examples_are_counted_per_epoch(checking_grader: Grader):
@@ -216,11 +246,9 @@ def test_printed_output_of_the_checking_run_comes_back(checking_grader: Grader):
 
 def test_timed_grading_reports_timing_speedups_and_score():
     grader = Grader(grader_config_for_tests(timing_rounds=1, warm_processes=1, run_seconds=30.0))
-    phases: list[tuple[str, float]] = []
+    phases: list[Progress] = []
     try:
-        result = grader.grade(
-            SIMULATOR, reference(SIMULATOR, "expert"), lambda phase, value: phases.append((phase, value))
-        )
+        result = grader.grade(SIMULATOR, reference(SIMULATOR, "expert"), phases.append)
     finally:
         grader.close()
     assert result["verdict"] == "accepted", result
@@ -244,7 +272,15 @@ def test_timed_grading_reports_timing_speedups_and_score():
     validator = OAS31Validator({"$ref": "#/components/schemas/GradingResultOutput", "components": schema["components"]})
     assert [error.message for error in validator.iter_errors(result)] == []
     assert result["score"]["total"] == result["score"]["correctness"] + result["score"]["speed"]
-    assert phases[0][0] == "checking" and "timing" in {phase for phase, _ in phases}
+    assert phases[0].phase == "checking" and "timing" in {progress.phase for progress in phases}
+    # Each report says what is being done, with its counts; timing runs count up to all of them,
+    # with the time left once one run has been timed.
+    assert all(progress.label and progress.total for progress in phases), phases
+    timed = [progress for progress in phases if progress.phase == "timing"]
+    assert [progress.total for progress in timed] == [3] * len(timed)
+    assert [progress.done for progress in timed] == sorted(progress.done or 0 for progress in timed)
+    assert timed[0].seconds_left is None and timed[-1].seconds_left is not None
+    assert timed[0].label == "Timing round 1 of 1: " + timed[0].label.split(": ", 1)[1]
 
 
 def test_patching_the_clock_and_sleep_does_not_change_the_timing():

@@ -83,6 +83,10 @@ def test_the_expert_pipeline_is_graded_live_and_a_lint_finding_marks_its_line(
     # Live progress: the phases while the worker grades.
     web.page.locator(".grading-progress").wait_for()
     web.page.locator(".grading-status").filter(has_text=re.compile("Checking|Timing")).wait_for(timeout=90_000)
+    # Submitting brings the progress into view, and it says where it is: "Timing round 1 of 3: ... step 2 of 9".
+    in_view = "el => { const box = el.getBoundingClientRect(); return box.top >= 0 && box.bottom <= innerHeight; }"
+    assert web.page.locator(".grading-progress").evaluate(in_view)
+    web.page.locator(".grading-detail").filter(has_text=re.compile(r"step \d+ of \d+")).wait_for(timeout=90_000)
     screenshots_at_both_sizes(web, "exercise-grading")
     result = web.page.locator(".exercise-result")
     result.wait_for(timeout=120_000)
@@ -95,6 +99,14 @@ def test_the_expert_pipeline_is_graded_live_and_a_lint_finding_marks_its_line(
     assert result.locator(".result-verdict").inner_text() == "Accepted"
     shown_score = result.locator("[data-score]").inner_text()
     assert shown_score == f"{round(grading['score']['total'], 1):g} / {round(grading['score']['max'], 1):g}"
+    score = grading["score"]
+    points = result.locator(".result-summary .meta").inner_text()
+    assert points == (
+        f"Points: correctness {score['correctness']:g} of {score['correctness_max']:g},"
+        f" speed {score['speed']:g} of {score['speed_max']:g}"
+    )
+    speed_line = result.locator("#timing-heading + p").inner_text()
+    assert "naive reference" in speed_line and "slower" not in speed_line, speed_line
     checks = result.locator(".result-checks li")
     assert checks.count() == len(grading["checks"]) > 0
     for check in grading["checks"]:

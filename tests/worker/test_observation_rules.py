@@ -61,8 +61,59 @@ def test_a_wrong_batch_count_and_file_order_fail_their_own_checks():
     assert outcomes["every_example_once"] is True
 
 
-def test_a_run_that_failed_on_its_element_spec_gives_that_check_alone():
-    observation = {"error": {"kind": "element_spec", "message": "labels are int32"}}
+def test_a_run_stopped_by_its_element_spec_fails_that_check_and_says_the_others_did_not_run():
+    observation = {"error": {"kind": "element_spec", "message": "labels have shape (3,), expected (4,)"}}
     checks = evaluate_observation(observation, EXPECTED, SPEC, code="")
-    assert names_and_outcomes(checks) == [("element_spec", False)]
-    assert checks[0].message == "labels are int32"
+    assert [(check.name, check.passed, check.ran) for check in checks] == [
+        ("element_spec", False, True),
+        ("batches_per_epoch", False, False),
+        ("value_range", False, False),
+        ("every_example_once", False, False),
+        ("shuffled", False, False),
+    ]
+    assert checks[0].message == "labels have shape (3,), expected (4,)"
+    assert all(check.message == "Not run: needs batches of the right structure and shape." for check in checks[1:])
+
+
+def test_a_dtype_the_run_converted_fails_element_spec_and_every_other_check_still_runs():
+    in_order = np.arange(8)
+    observation = {
+        "epochs": [epoch(in_order), epoch(in_order)],
+        "spec_problems": ["batch 1: label are int32, expected int64"],
+    }
+    checks = evaluate_observation(observation, EXPECTED, SPEC, code="")
+    assert [(check.name, check.passed, check.ran) for check in checks] == [
+        ("element_spec", False, True),
+        ("batches_per_epoch", True, True),
+        ("value_range", True, True),
+        ("every_example_once", True, True),
+        ("shuffled", False, True),
+    ]
+    assert checks[0].message == "batch 1: label are int32, expected int64."
+
+
+def test_a_run_with_no_epoch_runs_no_check():
+    checks = evaluate_observation({"epochs": []}, EXPECTED, SPEC, code="")
+    assert {check.name for check in checks} == {
+        "element_spec",
+        "batches_per_epoch",
+        "value_range",
+        "every_example_once",
+        "shuffled",
+    }
+    assert not any(check.ran for check in checks)
+
+
+def test_the_order_of_examples_that_match_no_input_is_not_judged():
+    unscaled = {
+        **epoch(np.arange(8)),
+        "signatures": encode_array(batch_signatures(PIXELS.astype(np.float32))),
+        "min": 0.0,
+        "max": 255.0,
+    }
+    checks = {
+        check.name: check for check in evaluate_observation({"epochs": [unscaled, unscaled]}, EXPECTED, SPEC, code="")
+    }
+    assert (checks["every_example_once"].passed, checks["every_example_once"].ran) == (False, True)
+    assert (checks["value_range"].passed, checks["value_range"].ran) == (False, True)
+    assert (checks["shuffled"].passed, checks["shuffled"].ran) == (False, False)

@@ -12,7 +12,7 @@ from django.http import Http404
 
 from apps.content.selectors import exercise_get
 from apps.exercises.grading import exercise_job, grader_config
-from worker.grader import Grader, GradingFailed
+from worker.grader import Grader, GradingFailed, Progress
 from worker.sandbox import SandboxUnavailable
 
 
@@ -35,9 +35,9 @@ class Command(BaseCommand):
             raise CommandError(f"Cannot read {options['path']}: {error}") from error
         grader = Grader(grader_config(warm_processes=0))
 
-        def report(phase: str, value: float) -> None:
+        def report(progress: Progress) -> None:
             if not options["json"]:
-                self.stderr.write(f"{phase} {value:.0%}")
+                self.stderr.write(f"{progress.phase} {progress.value:.0%} {progress.label}".rstrip())
 
         try:
             result = grader.grade(exercise_job(exercise), code, report)

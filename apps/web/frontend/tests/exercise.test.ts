@@ -109,9 +109,33 @@ describe("the result", () => {
     expect(X.formatSeconds(12.345)).toBe("12.3 s");
     expect(X.formatSeconds(0.0008)).toBe("0.8 ms");
     expect(X.formatScore(87.25, 100)).toBe("87.3 / 100");
-    expect(X.speedupText(2.43, "naive reference")).toBe("2.4× faster than the naive reference");
-    expect(X.speedupText(0.5, "expert reference")).toBe("2× slower than the expert reference");
-    expect(X.speedupText(1.01, "expert reference")).toBe("as fast as the expert reference");
+    expect(X.speedupText(2.43, "naive reference")).toBe("2.4× the naive reference’s speed");
+    expect(X.speedupText(0.5, "expert reference")).toBe("0.50× the expert reference’s speed");
+    // Within 5 % of the reference: never "1× slower".
+    expect(X.speedupText(0.98, "naive reference")).toBe("0.98×, about as fast as the naive reference");
+    expect(X.speedupText(1.04, "naive reference")).toBe("1.04×, about as fast as the naive reference");
+    expect(X.speedupText(12.4, "naive reference")).toBe("12× the naive reference’s speed");
+    expect(X.speedupText(1.01, "expert reference")).toBe("1.01×, about as fast as the expert reference");
+    expect(X.scoreParts({ correctness: 60, correctness_max: 60, speed: 12.25, speed_max: 40, speed_timed: true })).toBe(
+      "correctness 60 of 60, speed 12.3 of 40",
+    );
+    expect(X.scoreParts({ correctness: 0, correctness_max: 60, speed: 0, speed_max: 40, speed_timed: false })).toBe(
+      "correctness 0 of 60, speed not timed",
+    );
+    expect(X.scoreParts({ correctness: 60, speed: 40, speed_timed: true })).toBe("correctness 60, speed 40");
+    const checks = [
+      { passed: true, ran: true },
+      { passed: false, ran: true },
+      { passed: false, ran: false },
+      { passed: false },
+    ];
+    expect(checks.map(X.checkOutcome)).toEqual(["passed", "failed", "not run", "failed"]);
+    expect(X.checkTally(checks)).toBe("1 of 4 passed, 2 failed, 1 not run");
+    expect(X.checkTally(checks.slice(0, 2))).toBe("1 of 2 passed");
+    expect(X.phaseProgressText({ done: 3, total: 9, seconds_left: 6.4 })).toBe("step 4 of 9 · about 6 s left");
+    expect(X.phaseProgressText({ done: 9, total: 9, seconds_left: 0 })).toBe("step 9 of 9 · about 1 s left");
+    expect(X.phaseProgressText({ done: null, total: null, seconds_left: 200 })).toBe("about 3 min left");
+    expect(X.phaseProgressText({ done: null, total: null, seconds_left: null })).toBe("");
     expect(X.speedupText(undefined, "x")).toBe("");
     expect(X.verdictLabel("wrong_output")).toBe("Wrong output");
     expect(X.verdictLabel("something_new")).toBe("something new");

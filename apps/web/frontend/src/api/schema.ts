@@ -1411,6 +1411,8 @@ export interface components {
             name: string;
             passed: boolean;
             message: string;
+            /** @description False when the check could not run because an earlier one failed (its message says which). Absent from results graded before it was recorded: those checks all ran. */
+            ran?: boolean;
         };
         ChoiceOutput: {
             /** @description The choice's random id in this attempt: send it back to answer. Unrelated to its position. */
@@ -2539,6 +2541,30 @@ export interface components {
             wrong_attempt_penalty_ms: number;
             description: string;
         };
+        PhaseOutput: {
+            /**
+             * @description The status the grading is in.
+             *
+             *     * `queued` - Queued
+             *     * `running` - Running
+             *     * `checking` - Checking
+             *     * `timing` - Timing
+             *     * `done` - Done
+             *     * `failed` - Failed
+             */
+            name: components["schemas"]["SubmissionStatusEnum"];
+            /** @description What it is doing, in words: "Timing round 2 of 3: your pipeline". */
+            label: string;
+            /** @description Steps of the phase done (epochs, checks, timed runs). */
+            done: number | null;
+            /** @description Steps of the phase in all. */
+            total: number | null;
+            /**
+             * Format: double
+             * @description About how long the phase has left, once the grader can tell.
+             */
+            seconds_left: number | null;
+        };
         PipelineTimingOutput: {
             /**
              * Format: double
@@ -3015,8 +3041,18 @@ export interface components {
             max: number;
             /** Format: double */
             correctness: number;
+            /**
+             * Format: double
+             * @description The most correctness can give; absent from results graded before it was recorded.
+             */
+            correctness_max?: number;
             /** Format: double */
             speed: number;
+            /**
+             * Format: double
+             * @description The most speed can give; absent from results graded before it was recorded.
+             */
+            speed_max?: number;
             speed_timed: boolean;
         };
         SectionOutput: {
@@ -3148,6 +3184,7 @@ export interface components {
             status: components["schemas"]["SubmissionStatusEnum"];
             /** Format: double */
             progress: number;
+            readonly phase: components["schemas"]["PhaseOutput"];
             verdict: components["schemas"]["VerdictEnum"] | components["schemas"]["BlankEnum"];
             /** Format: double */
             score: number | null;

@@ -65,6 +65,21 @@ export function statusLabel(status: SubmissionStatus): string {
   return PHASES[phaseIndex(status)]?.label ?? status;
 }
 
+/** The phase's counts and time left: "step 4 of 9 · about 6 s left"; "" when the grader has told neither. */
+export function phaseProgressText(phase: {
+  done?: number | null;
+  total?: number | null;
+  seconds_left?: number | null;
+}): string {
+  const parts: string[] = [];
+  if (phase.done != null && phase.total != null && phase.total > 0) parts.push(`step ${Math.min(phase.done + 1, phase.total)} of ${phase.total}`);
+  if (phase.seconds_left != null && Number.isFinite(phase.seconds_left)) {
+    const seconds = Math.max(1, Math.round(phase.seconds_left));
+    parts.push(seconds >= 90 ? `about ${Math.round(seconds / 60)} min left` : `about ${seconds} s left`);
+  }
+  return parts.join(" · ");
+}
+
 /** Whole percent from the API's 0-1 progress. */
 export function percent(progress: number): number {
   if (!Number.isFinite(progress)) return 0;
@@ -92,8 +107,43 @@ export function verdictLabel(verdict: string): string {
 }
 
 export function formatScore(total: number, max: number): string {
-  const shown = (value: number) => String(Math.round(value * 10) / 10);
-  return `${shown(total)} / ${shown(max)}`;
+  return `${points(total)} / ${points(max)}`;
+}
+
+type Check = { passed: boolean; ran?: boolean };
+
+/** A check's outcome as the learner reads it; results graded before `ran` was recorded ran every check. */
+export function checkOutcome(check: Check): "passed" | "failed" | "not run" {
+  if (check.passed) return "passed";
+  return check.ran === false ? "not run" : "failed";
+}
+
+/** "3 of 5 passed", with the ones that could not run counted apart: "1 of 5 passed, 2 failed, 2 not run". */
+export function checkTally(checks: Check[]): string {
+  const counts = { passed: 0, failed: 0, "not run": 0 };
+  for (const check of checks) counts[checkOutcome(check)] += 1;
+  const parts = [`${counts.passed} of ${checks.length} passed`];
+  if (counts["not run"] > 0) parts.push(`${counts.failed} failed`, `${counts["not run"]} not run`);
+  return parts.join(", ");
+}
+
+/** Points with at most one decimal. */
+export function points(value: number): string {
+  return String(Math.round(value * 10) / 10);
+}
+
+/** How the points split: "correctness 60 of 60, speed 40 of 40" (speed "not timed" when it was not). */
+export function scoreParts(score: {
+  correctness: number;
+  correctness_max?: number;
+  speed: number;
+  speed_max?: number;
+  speed_timed: boolean;
+}): string {
+  // Results graded before the parts' maximums were recorded give the points alone.
+  const of = (max: number | undefined) => (max === undefined ? "" : ` of ${points(max)}`);
+  const speed = score.speed_timed ? `speed ${points(score.speed)}${of(score.speed_max)}` : "speed not timed";
+  return `correctness ${points(score.correctness)}${of(score.correctness_max)}, ${speed}`;
 }
 
 /** Seconds with about three significant digits: "0.412 s", "12.3 s", "0.8 ms". */
@@ -127,12 +177,13 @@ export function timingBars(timing: Timing): TimingBar[] {
   }));
 }
 
-/** "2.4× faster than the naive reference" and the like, or "" when there is no ratio. */
+/** A speedup as a share of a reference's speed: "2.4× the naive reference's speed", or "0.98×, about as
+ * fast as the naive reference" within 5 % of it; "" when there is no ratio. Never "1× slower". */
 export function speedupText(ratio: number | undefined, reference: string): string {
   if (ratio === undefined || !Number.isFinite(ratio) || ratio <= 0) return "";
-  const shown = Number(ratio.toPrecision(2));
-  if (shown === 1) return `as fast as the ${reference}`;
-  return ratio > 1 ? `${shown}× faster than the ${reference}` : `${Number((1 / ratio).toPrecision(2))}× slower than the ${reference}`;
+  if (Math.abs(ratio - 1) < 0.05) return `${ratio.toFixed(2)}×, about as fast as the ${reference}`;
+  const shown = ratio >= 10 ? ratio.toFixed(0) : ratio < 1 ? ratio.toFixed(2) : ratio.toFixed(1);
+  return `${shown}× the ${reference}’s speed`;
 }
 
 // ---------------------------------------------------------------- lint findings in the editor

@@ -18,7 +18,10 @@ export function GradingProgress({ submission }: { submission: Submission }) {
   return (
     <div class="grading-progress">
       <p class="grading-status" role="status">
-        <strong>{X.statusLabel(submission.status)}…</strong>
+        <strong>{submission.phase.label}…</strong>{" "}
+        {X.phaseProgressText(submission.phase) && (
+          <span class="grading-detail">{X.phaseProgressText(submission.phase)}</span>
+        )}
       </p>
       <div class="grading-bar">
         <progress id="grading-progress" max={100} value={value} aria-label="Grading progress" />
@@ -72,10 +75,7 @@ export function ResultView({
         <p class="result-score">
           Score <strong data-score>{X.formatScore(result.score.total, result.score.max)}</strong>
         </p>
-        <p class="meta">
-          Correctness {X.formatScore(result.score.correctness, result.score.max)} · speed{" "}
-          {result.score.speed_timed ? X.formatScore(result.score.speed, result.score.max) : "not timed"}
-        </p>
+        <p class="meta">Points: {X.scoreParts(result.score)}</p>
         {result.message && <p>{result.message}</p>}
       </div>
       <Checks result={result} />
@@ -106,24 +106,25 @@ export function ResultView({
 
 function Checks({ result }: { result: Result }) {
   if (result.checks.length === 0) return null;
-  const passed = result.checks.filter((check) => check.passed).length;
+  const tally = X.checkTally(result.checks);
   return (
     <section aria-labelledby="checks-heading">
-      <h3 id="checks-heading">
-        Checks: {passed} of {result.checks.length} passed
-      </h3>
+      <h3 id="checks-heading">Checks: {tally}</h3>
       <ul class="result-checks">
-        {result.checks.map((check) => (
-          <li key={check.name} class={check.passed ? "check-pass" : "check-fail"}>
-            <span class="check-mark" aria-hidden="true">
-              {check.passed ? "✓" : "✗"}
-            </span>
-            <span>
-              <strong>{check.name}</strong> <span class="check-outcome">{check.passed ? "passed" : "failed"}</span>
-              {check.message && <span class="check-message">: {check.message}</span>}
-            </span>
-          </li>
-        ))}
+        {result.checks.map((check) => {
+          const outcome = X.checkOutcome(check);
+          return (
+            <li key={check.name} class={`check-${outcome === "not run" ? "skipped" : outcome === "passed" ? "pass" : "fail"}`}>
+              <span class="check-mark" aria-hidden="true">
+                {outcome === "passed" ? "✓" : outcome === "failed" ? "✗" : "–"}
+              </span>
+              <span>
+                <strong>{check.name}</strong> <span class="check-outcome">{outcome}</span>
+                {check.message && <span class="check-message">: {check.message}</span>}
+              </span>
+            </li>
+          );
+        })}
       </ul>
     </section>
   );

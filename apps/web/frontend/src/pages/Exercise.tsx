@@ -72,6 +72,7 @@ function ExerciseView({ exercise, initialSubmissions }: { exercise: ExerciseData
   // Counts edits, so what depends on the editor's text (does it hold the shown code?) is drawn again.
   const [, setDocVersion] = useState(0);
   const submitRef = useRef<() => void>(() => undefined);
+  const gradingRef = useRef<HTMLElement>(null);
 
   const shown = submissions.find((item) => item.id === shownId) ?? null;
 
@@ -163,6 +164,8 @@ function ExerciseView({ exercise, initialSubmissions }: { exercise: ExerciseData
       );
       track(submission);
       setShownId(submission.id);
+      // The grading's progress replaces the result below the editor: keep it in view.
+      requestAnimationFrame(() => gradingRef.current?.scrollIntoView({ block: "nearest" }));
     } catch (error) {
       setSendError(describeError(error));
     } finally {
@@ -241,7 +244,7 @@ function ExerciseView({ exercise, initialSubmissions }: { exercise: ExerciseData
         {sendError !== null && <ErrorMessage message={sendError} />}
       </section>
 
-      <section class="exercise-grading" aria-labelledby="grading-heading">
+      <section class="exercise-grading" aria-labelledby="grading-heading" ref={gradingRef}>
         <h2 id="grading-heading">{shown && X.isFinished(shown.status) ? "Result" : "Grading"}</h2>
         {shown === null ? (
           <p class="meta">Nothing submitted yet. Submit your code to have it checked and timed.</p>
