@@ -1,7 +1,7 @@
 """The pipeline grader: overhead per submission, timing stability, whether speedups come out in
 the right order, and throughput of one worker.
 
-Run: python -m bench.grader [--quick] [--only a,b,c,d]
+Run: python -m bench.grader [--quick] [--only a,b,c,d,t] [--runs N] [--loaded]
      python -m bench.grader --under-load [--runs N] [--submission expert|prefetch]
 No database is needed: it grades the shipped exercises (decks/) through the same Grader and
 sandbox the Celery workers use, with the production timing plan (3 rounds) unless --quick.
@@ -14,6 +14,13 @@ sandbox the Celery workers use, with the production timing plan (3 rounds) unles
 (c) whether the performance guide's cases come out in order in 10 of 10 runs: naive < prefetch <
     parallel map + prefetch; scalar map before batch < vectorized map after batch.
 (d) submissions graded per minute by one worker with concurrency 2.
+
+(t) time to a full result (checks, timing, score, advice) in a warm grader: each shipped exercise's
+    expert pipeline graded --runs times (the sandbox warmed for the next while it is graded, as a
+    worker does), p50 and p95; and the image exercise with uint8 pixels (wrong output).
+    Targets: correct p50 <= 8 s, p95 <= 15 s; wrong output <= 2 s. `--only t --loaded` does the same
+    beside the load generator of --under-load. The request, the broker and the client's polling
+    come on top (well under a second on a warm worker).
 
 --under-load grades one submission of the image exercise N times (10) on the host as it is, then
 N times while a load generator runs: another Grader in another process grading the exercises'
@@ -294,6 +301,58 @@ def summarize(label: str, results: list[dict[str, Any]]) -> None:
     )
 
 
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(share * (len(ordered) - 1))))]
+
+
+def bench_time_to_result(runs: int, loaded: bool) -> None:
+    grader = Grader(config(False, warm_processes=1))
+    load = start_load() if loaded else []
+    print(f"(t) time to a full result, warm grader, {'under load' if loaded else 'idle host'}, {runs} runs each")
+    correct: list[float] = []
+    try:
+        if loaded:
+            time.sleep(10)  # the neighbour's sandbox imports TensorFlow and starts grading
+        for exercise in (IMAGES, SHARDS, SIMULATOR, EXERCISES["cache-then-augment"]):
+            times = []
+            for _ in range(runs):
+                grader.wait_until_warm()
+                started = time.monotonic()
+                accepted(grader.grade(exercise, exercise.spec["references"]["expert"]))
+                times.append(time.monotonic() - started)
+            correct += times
+            print(
+                f"    {exercise.slug}: p50 {percentile(times, 0.5):.1f} s, p95 {percentile(times, 0.95):.1f} s"
+                f"  (each: {', '.join(f'{value:.1f}' for value in times)})"
+            )
+            sys.stdout.flush()
+        unscaled = "tf.cast(tf.ensure_shape(image, [224, 224, 3]), tf.float32) / 255.0"
+        wrong = image_pipeline("", "").replace(unscaled, "tf.ensure_shape(image, [224, 224, 3])")
+        assert wrong != image_pipeline("", "")
+        wrong_times = []
+        for _ in range(runs):
+            grader.wait_until_warm()
+            started = time.monotonic()
+            result = grader.grade(IMAGES, wrong)
+            wrong_times.append(time.monotonic() - started)
+            if result["verdict"] != "wrong_output":
+                raise SystemExit(f"expected wrong output, got {result['verdict']}: {result['message']}")
+    finally:
+        stop_load(load)
+        grader.close()
+    p50, p95 = percentile(correct, 0.5), percentile(correct, 0.95)
+    print(
+        f"    all correct pipelines: p50 {p50:.1f} s (target <= 8: {'met' if p50 <= 8 else 'NOT met'}),"
+        f" p95 {p95:.1f} s (target <= 15: {'met' if p95 <= 15 else 'NOT met'})"
+    )
+    worst = max(wrong_times)
+    print(
+        f"    wrong output (uint8 pixels): p50 {percentile(wrong_times, 0.5):.1f} s, worst {worst:.1f} s"
+        f" (target <= 2: {'met' if worst <= 2 else 'NOT met'})"
+    )
+
+
 def bench_under_load(runs: int, submission: str) -> None:
     code = IMAGES.spec["references"]["expert"] if submission == "expert" else GUIDE_PREFETCH
     grader = Grader(config(False, warm_processes=1))
@@ -318,7 +377,8 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--quick", action="store_true", help="One timing round per grading, fewer repeats.")
     parser.add_argument("--only", default="a,b,c,d", help="Which parts to run, e.g. a,c.")
     parser.add_argument("--under-load", action="store_true", help="Score stability on an idle and a busy host.")
-    parser.add_argument("--runs", type=int, default=10, help="Gradings per condition with --under-load.")
+    parser.add_argument("--runs", type=int, default=10, help="Gradings per condition with --under-load or t.")
+    parser.add_argument("--loaded", action="store_true", help="Part t beside the load generator.")
     parser.add_argument("--submission", choices=("expert", "prefetch"), default="expert")
     parser.add_argument("--load-grader", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--load-requests", action="store_true", help=argparse.SUPPRESS)
@@ -341,6 +401,7 @@ def main(argv: list[str]) -> None:
         "b": lambda: bench_stability(options.quick, repeats),
         "c": lambda: bench_ordering(options.quick, repeats),
         "d": lambda: bench_throughput(options.quick, 60.0 if options.quick else 180.0),
+        "t": lambda: bench_time_to_result(options.runs, options.loaded),
     }
     for name, bench in benches.items():
         if name in parts:
