@@ -293,6 +293,11 @@ GRADER_WARM_PROCESSES = env_int("GRADER_WARM_PROCESSES", 1)
 GRADER_WARM_ON_START = env_bool("GRADER_WARM_ON_START", True)
 # Each round times the naive reference, the expert reference and the submission once, in turn.
 GRADER_TIMING_ROUNDS = env_int("GRADER_TIMING_ROUNDS", 3)
+# Timing stops after this many calm rounds, before GRADER_TIMING_ROUNDS, once their speedups against
+# both references agree within GRADER_TIMING_AGREEMENT (relative spread): a third round would not move
+# the medians by more than that.
+GRADER_TIMING_MIN_ROUNDS = env_int("GRADER_TIMING_MIN_ROUNDS", 2)
+GRADER_TIMING_AGREEMENT = env_float("GRADER_TIMING_AGREEMENT", 0.02)
 GRADER_WARMUP_EPOCHS = env_int("GRADER_WARMUP_EPOCHS", 1)
 GRADER_MEASURED_EPOCHS = env_int("GRADER_MEASURED_EPOCHS", 1)
 # Limit of one run (checking, or one timed run) of learner or reference code.

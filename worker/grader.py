@@ -107,6 +107,10 @@ class GraderConfig:
     data_dir: Path
     warm_processes: int = 1
     timing_rounds: int = 3
+    # Timing stops before timing_rounds once this many calm rounds agree: each round's speedups
+    # against both references within timing_agreement (relative spread) of one another.
+    timing_min_rounds: int = 2
+    timing_agreement: float = 0.02
     warmup_epochs: int = 1
     measured_epochs: int = 1
     run_seconds: float = 60.0
@@ -291,6 +295,8 @@ class Grader:
             "timing_cpus": timing_cpus,
             "checking_cpus": checking_cpus,
             "timing_retries": self.config.timing_retries,
+            "timing_min_rounds": self.config.timing_min_rounds,
+            "timing_agreement": self.config.timing_agreement,
             "max_busy_fraction": self.config.max_busy_fraction,
         }
         job = {

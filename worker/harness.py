@@ -248,7 +248,15 @@ class Grading:
     def timed_rounds(
         self, references: Mapping[str, str], rounds: int, cpus: list[int] | None, host: dict[str, Any]
     ) -> dict[str, Any]:
-        from worker.timing import MarksInvalid, RunTiming, measured_seconds, pipeline_timing, rounds_to_use, run_timing
+        from worker.timing import (
+            MarksInvalid,
+            RunTiming,
+            measured_seconds,
+            pipeline_timing,
+            rounds_agree,
+            rounds_to_use,
+            run_timing,
+        )
 
         codes = {"naive": references["naive"], "expert": references["expert"], "submission": self.job["code"]}
         order = list(codes)
@@ -262,7 +270,11 @@ class Grading:
         records: list[dict[str, Any]] = []
         timings: list[dict[str, RunTiming]] = []
         clean = 0
-        while clean < rounds and len(records) < rounds + retries:
+        # Fewer rounds once the calm ones agree: their speedups would not move with more.
+        enough = rounds
+        minimum = max(int(self.plan.get("timing_min_rounds", rounds)), 1)
+        agreement = float(self.plan.get("timing_agreement", 0.0))
+        while clean < enough and len(records) < rounds + retries:
             # Alternate which pipeline goes first, so drift on the machine, and whatever a run
             # leaves behind for the next, falls on all of them.
             first = len(records) % len(order)
@@ -307,7 +319,10 @@ class Grading:
             clean += not record["disturbed"]
             records.append(record)
             timings.append(timed)
-        used = rounds_to_use([record["busy_fraction"] for record in records], limit, rounds)
+            calm = [record["epoch_seconds"] for record in records if not record["disturbed"]]
+            if minimum <= clean < enough and rounds_agree(calm, agreement):
+                enough = clean
+        used = rounds_to_use([record["busy_fraction"] for record in records], limit, enough)
         figures: dict[str, Any] = {
             name: pipeline_timing([timings[index][name] for index in used], warmup).as_dict() for name in order
         }
@@ -320,7 +335,9 @@ class Grading:
             "cpus": len(measured_cpus),
             "max_busy_fraction": limit,
             "rounds_timed": len(records),
-            "retimed": len(records) - rounds,
+            "rounds_planned": rounds,
+            "stopped_early": enough < rounds,
+            "retimed": len(records) - enough,
             "disturbed": any(records[index]["disturbed"] for index in used),
             "busy_fraction": max(records[index]["busy_fraction"] for index in used),
             "loadavg": _loadavg(),

@@ -212,6 +212,19 @@ def round_speedups(rounds: Sequence[Mapping[str, float]]) -> dict[str, float]:
     }
 
 
+def rounds_agree(rounds: Sequence[Mapping[str, float]], agreement: float) -> bool:
+    """Whether the rounds' own speedups, against both references, lie within `agreement` (relative
+    spread about their median) of one another: more rounds would not move the medians by more."""
+    if len(rounds) < 2 or agreement <= 0:
+        return False
+    for reference in ("naive", "expert"):
+        ratios = [times[reference] / times["submission"] for times in rounds]
+        middle = statistics.median(ratios)
+        if not middle or (max(ratios) - min(ratios)) / middle > agreement:
+            return False
+    return True
+
+
 def rounds_to_use(busy_fractions: Sequence[float], limit: float, rounds: int) -> list[int]:
     """Which timed rounds the figures come from (indices, in order): the first `rounds` rounds
     within the load limit; when too few were (the host stayed busy through every retry), all of

@@ -62,6 +62,14 @@ class TimingHostOutput(serializers.Serializer):
     cpus = serializers.IntegerField(help_text="How many CPUs the timed runs could use.")
     max_busy_fraction = serializers.FloatField(help_text="A round with more load than this from others is timed again.")
     rounds_timed = serializers.IntegerField()
+    rounds_planned = serializers.IntegerField(
+        required=False, help_text="The rounds the plan asks for; absent from results graded before it was recorded."
+    )
+    stopped_early = serializers.BooleanField(
+        required=False,
+        help_text="Timing stopped before rounds_planned because the calm rounds' speedups already agreed"
+        " (GRADER_TIMING_AGREEMENT); absent from results graded before it was recorded.",
+    )
     retimed = serializers.IntegerField(help_text="Rounds timed again because the host was busy.")
     disturbed = serializers.BooleanField(help_text="Even the rounds used were above max_busy_fraction.")
     busy_fraction = serializers.FloatField(help_text="The highest load from others in the rounds used.")

@@ -213,6 +213,7 @@ OPTIONAL_RESPONSE_FIELDS = {
     # Those graded before every failing check was reported, and before the score's parts had their maximums.
     "CheckOutput": {"ran"},
     "ScoreOutput": {"correctness_max", "speed_max"},
+    "TimingHostOutput": {"rounds_planned", "stopped_early"},
 }
 
 

@@ -244,6 +244,31 @@ def test_printed_output_of_the_checking_run_comes_back(checking_grader: Grader):
     assert "hello from the pipeline" in result["output"]
 
 
+def test_timing_stops_once_the_calm_rounds_agree():
+    def graded(agreement: float) -> dict:
+        config = grader_config_for_tests(
+            timing_rounds=3,
+            timing_min_rounds=2,
+            timing_agreement=agreement,
+            # Every round counts as calm here: what is tested is when timing stops.
+            max_busy_fraction=1.0,
+            warmup_epochs=0,
+            warm_processes=1,
+            run_seconds=30.0,
+        )
+        grader = Grader(config)
+        try:
+            return grader.grade(SIMULATOR, reference(SIMULATOR, "expert"))
+        finally:
+            grader.close()
+
+    agreed = graded(agreement=10.0)["timing"]["host"]
+    assert (agreed["rounds_timed"], agreed["rounds_planned"], agreed["stopped_early"]) == (2, 3, True)
+    assert agreed["retimed"] == 0 and all(record["used"] for record in agreed["rounds"])
+    never = graded(agreement=0.0)["timing"]["host"]
+    assert (never["rounds_timed"], never["stopped_early"]) == (3, False)
+
+
 def test_timed_grading_reports_timing_speedups_and_score():
     grader = Grader(grader_config_for_tests(timing_rounds=1, warm_processes=1, run_seconds=30.0))
     phases: list[Progress] = []

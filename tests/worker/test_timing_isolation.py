@@ -19,7 +19,7 @@ from tests.support.paths import REPO_ROOT
 from tests.support.processes import wait_until
 from worker.grader import Grader
 from worker.host import TimingLock, cpu_list_format, cpu_list_parse, timing_cpus_resolve
-from worker.timing import CpuTimes, cpu_times, round_speedups, rounds_to_use, run_load, speed_points
+from worker.timing import CpuTimes, cpu_times, round_speedups, rounds_agree, rounds_to_use, run_load, speed_points
 
 TARGETS = {"no_credit_at_or_below": 1.0, "full_credit_at": 3.0, "expert_fraction": 0.8}
 
@@ -67,6 +67,17 @@ def test_speedups_are_medians_of_each_rounds_own_ratios():
     assert speedups["vs_expert"] == pytest.approx(1.0)
     assert speedups["expert_vs_naive"] == pytest.approx(2.0)
     assert speedups["spread"] == pytest.approx((2.0 - 1.25) / 2.0)
+
+
+def test_rounds_agree_when_both_speedups_lie_within_the_agreement():
+    steady = {"naive": 2.0, "expert": 1.0, "submission": 1.0}
+    close = {"naive": 2.02, "expert": 1.005, "submission": 1.0}
+    expert_moved = {"naive": 2.0, "expert": 1.05, "submission": 1.0}
+    assert rounds_agree([steady, close], 0.02)
+    assert not rounds_agree([steady, close], 0.005)
+    # The naive ratio agrees, the expert one moved 5 %: a third round is timed.
+    assert not rounds_agree([steady, expert_moved], 0.02)
+    assert not rounds_agree([steady], 0.5) and not rounds_agree([steady, close], 0.0)
 
 
 def test_the_first_calm_rounds_are_used_or_else_every_round_timed():

@@ -3236,6 +3236,10 @@ export interface components {
              */
             max_busy_fraction: number;
             rounds_timed: number;
+            /** @description The rounds the plan asks for; absent from results graded before it was recorded. */
+            rounds_planned?: number;
+            /** @description Timing stopped before rounds_planned because the calm rounds' speedups already agreed (GRADER_TIMING_AGREEMENT); absent from results graded before it was recorded. */
+            stopped_early?: boolean;
             /** @description Rounds timed again because the host was busy. */
             retimed: number;
             /** @description Even the rounds used were above max_busy_fraction. */
