@@ -164,6 +164,9 @@ class Grader:
         self._warm: deque[SandboxProcess] = deque()
         self._lock = threading.Lock()
         self.last_stats: GradingStats | None = None
+        # How long the last timed grading of each exercise took, by slug: before the timing phase can
+        # tell its own time left, a grading is said to take about as long.
+        self._last_seconds: dict[str, float] = {}
 
     # -------------------------------------------------------------- warm sandboxes
 
@@ -220,7 +223,15 @@ class Grader:
             raise GradingFailed(f"the data of exercise {exercise.slug} could not be made: {error}") from error
 
     def grade(self, exercise: ExerciseJob, code: str, on_progress: ProgressCallback | None = None) -> dict[str, Any]:
-        report = on_progress or (lambda progress: None)
+        told = on_progress or (lambda progress: None)
+        began = time.perf_counter()
+        typical = self._last_seconds.get(exercise.slug)
+
+        def report(progress: Progress) -> None:
+            if progress.seconds_left is None and typical is not None:
+                progress = replace(progress, seconds_left=round(max(typical - (time.perf_counter() - began), 1.0), 1))
+            told(progress)
+
         rules = exercise.spec.get("rules", {})
         source_is_files = str(exercise.spec["data"]["generator"]).startswith("tfrecord")
         forbidden = [*ALWAYS_FORBIDDEN, *rules.get("forbidden_imports", [])]
@@ -254,7 +265,10 @@ class Grader:
             timing_window=(window["requested"], window["started"], window["ended"]) if "ended" in window else None,
             waiting_seconds=window.get("started", 0.0) - window.get("asked", 0.0),
         )
-        return interpret(outcome, messages, exercise, lint, tolerance=self.config.speedup_tolerance)
+        result = interpret(outcome, messages, exercise, lint, tolerance=self.config.speedup_tolerance)
+        if result["timing"] is not None:
+            self._last_seconds[exercise.slug] = time.perf_counter() - began
+        return result
 
     def timing_cpus(self) -> tuple[list[int] | None, list[int] | None]:
         """The CPUs of timed runs and of checking runs (None: not pinned)."""

@@ -145,7 +145,9 @@ class PhaseOutput(serializers.Serializer):
     done = serializers.IntegerField(allow_null=True, help_text="Steps of the phase done (epochs, checks, timed runs).")
     total = serializers.IntegerField(allow_null=True, help_text="Steps of the phase in all.")
     seconds_left = serializers.FloatField(
-        allow_null=True, help_text="About how long the phase has left, once the grader can tell."
+        allow_null=True,
+        help_text="About how long the grading has left, once the grader can tell: from the timed runs left,"
+        " or before timing from how long the worker's last grading of the exercise took.",
     )
 
 

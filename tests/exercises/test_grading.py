@@ -3,6 +3,8 @@ verdict and a message a learner can act on."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from drf_spectacular.generators import SchemaGenerator
 from openapi_schema_validator import OAS31Validator
@@ -244,29 +246,33 @@ def test_printed_output_of_the_checking_run_comes_back(checking_grader: Grader):
     assert "hello from the pipeline" in result["output"]
 
 
-def test_timing_stops_once_the_calm_rounds_agree():
-    def graded(agreement: float) -> dict:
-        config = grader_config_for_tests(
-            timing_rounds=3,
-            timing_min_rounds=2,
-            timing_agreement=agreement,
-            # Every round counts as calm here: what is tested is when timing stops.
-            max_busy_fraction=1.0,
-            warmup_epochs=0,
-            warm_processes=1,
-            run_seconds=30.0,
-        )
-        grader = Grader(config)
-        try:
-            return grader.grade(SIMULATOR, reference(SIMULATOR, "expert"))
-        finally:
-            grader.close()
-
-    agreed = graded(agreement=10.0)["timing"]["host"]
+def test_timing_stops_once_the_calm_rounds_agree_and_the_next_grading_tells_its_time_left_at_once():
+    config = grader_config_for_tests(
+        timing_rounds=3,
+        timing_min_rounds=2,
+        timing_agreement=10.0,
+        # Every round counts as calm here: what is tested is when timing stops.
+        max_busy_fraction=1.0,
+        warmup_epochs=0,
+        warm_processes=1,
+        run_seconds=30.0,
+    )
+    grader = Grader(config)
+    first: list[Progress] = []
+    second: list[Progress] = []
+    try:
+        agreed = grader.grade(SIMULATOR, reference(SIMULATOR, "expert"), first.append)["timing"]["host"]
+        grader.config = replace(config, timing_agreement=0.0)
+        never = grader.grade(SIMULATOR, reference(SIMULATOR, "expert"), second.append)["timing"]["host"]
+    finally:
+        grader.close()
     assert (agreed["rounds_timed"], agreed["rounds_planned"], agreed["stopped_early"]) == (2, 3, True)
     assert agreed["retimed"] == 0 and all(record["used"] for record in agreed["rounds"])
-    never = graded(agreement=0.0)["timing"]["host"]
     assert (never["rounds_timed"], never["stopped_early"]) == (3, False)
+    # The first grading of the exercise cannot tell its time left before a run is timed; the next one
+    # can from the start, from how long the first took.
+    assert first[0].phase == "checking" and first[0].seconds_left is None
+    assert second[0].phase == "checking" and second[0].seconds_left is not None and second[0].seconds_left > 0
 
 
 def test_timed_grading_reports_timing_speedups_and_score():

@@ -2561,7 +2561,7 @@ export interface components {
             total: number | null;
             /**
              * Format: double
-             * @description About how long the phase has left, once the grader can tell.
+             * @description About how long the grading has left, once the grader can tell: from the timed runs left, or before timing from how long the worker's last grading of the exercise took.
              */
             seconds_left: number | null;
         };
