@@ -291,15 +291,22 @@ GRADER_DATA_DIR = env_path("GRADER_DATA_DIR", VAR_DIR / "grader-data")
 # TensorFlow-imported sandboxes each worker process keeps ready (about 0.4 GB each).
 GRADER_WARM_PROCESSES = env_int("GRADER_WARM_PROCESSES", 1)
 GRADER_WARM_ON_START = env_bool("GRADER_WARM_ON_START", True)
-# Each round times the naive reference, the expert reference and the submission once, in turn.
+# Each round times the expert reference (a calibration) and the submission once, in turn, with the
+# naive reference's time taken from the host's stored figures; where there are none, a round times
+# all three and stores the references' figures for later gradings (worker/baselines.py).
 GRADER_TIMING_ROUNDS = env_int("GRADER_TIMING_ROUNDS", 3)
 # Timing stops after this many calm rounds, before GRADER_TIMING_ROUNDS, once their speedups against
 # both references agree within GRADER_TIMING_AGREEMENT (relative spread): a third round would not move
 # the medians by more than that.
 GRADER_TIMING_MIN_ROUNDS = env_int("GRADER_TIMING_MIN_ROUNDS", 2)
 GRADER_TIMING_AGREEMENT = env_float("GRADER_TIMING_AGREEMENT", 0.02)
-GRADER_WARMUP_EPOCHS = env_int("GRADER_WARMUP_EPOCHS", 1)
+GRADER_WARMUP_EPOCHS = env_int("GRADER_WARMUP_EPOCHS", 0)
 GRADER_MEASURED_EPOCHS = env_int("GRADER_MEASURED_EPOCHS", 1)
+# The references' stored figures are measured again after this long, or in a grading whose expert
+# calibration runs are further from them than GRADER_BASELINE_DRIFT (relative); off with GRADER_BASELINES.
+GRADER_BASELINES = env_bool("GRADER_BASELINES", True)
+GRADER_BASELINE_MAX_AGE_SECONDS = env_float("GRADER_BASELINE_MAX_AGE_SECONDS", 6 * 3600)
+GRADER_BASELINE_DRIFT = env_float("GRADER_BASELINE_DRIFT", 0.25)
 # Limit of one run (checking, or one timed run) of learner or reference code.
 GRADER_RUN_SECONDS = env_float("GRADER_RUN_SECONDS", 60)
 GRADER_JOB_SECONDS = env_int("GRADER_JOB_SECONDS", 540)

@@ -31,12 +31,14 @@ from typing import Any
 import numpy as np
 import yaml
 
+from worker.baselines import BaselineStore, ReferenceBaseline, baseline_key
 from worker.checks import ExpectedExamples
 from worker.datagen import DataGenerationFailed, ExerciseData, exercise_data_ensure
 from worker.host import TimingLock, timing_cpus_resolve
 from worker.limits import MAX_CODE_BYTES
 from worker.lint import lint_pipeline_code
 from worker.sandbox import Limits, SandboxProcess, SandboxResult
+from worker.stage_profile import input_bound, profile_result
 from worker.timing import round_speedups, speed_points
 
 WORKER_DIR = Path(__file__).resolve().parent
@@ -111,8 +113,17 @@ class GraderConfig:
     # against both references within timing_agreement (relative spread) of one another.
     timing_min_rounds: int = 2
     timing_agreement: float = 0.02
-    warmup_epochs: int = 1
+    # Each timed run is one epoch by default: the checking run has already read the data (the page
+    # cache is warm) and built the pipeline once, so a warm-up epoch changed no figure but the time.
+    warmup_epochs: int = 0
     measured_epochs: int = 1
+    # The references' figures are measured once per host and reused (worker.baselines): each grading
+    # times the expert reference beside the submission as a calibration, and times all three again
+    # when the stored figures are older than baseline_max_age_seconds or the calibration is further
+    # from them than baseline_drift_limit (relative).
+    baselines: bool = True
+    baseline_max_age_seconds: float = 6 * 3600.0
+    baseline_drift_limit: float = 0.25
     run_seconds: float = 60.0
     # CPUs for the timed runs: "auto", "none" or a CPU list such as "2-7" (worker.host).
     timing_cpus: str = "auto"
@@ -245,15 +256,14 @@ class Grader:
         data = self.prepare(exercise)
         started = time.perf_counter()
         sandbox, warm = self._take_sandbox()
-        # The next grading's sandbox imports TensorFlow now, beside this checking run, and is ready
-        # before this timing phase begins: started once the grading ended, its import would fall
-        # in the timing phase of whichever grading on the host times next.
-        self.warm_up()
         window: dict[str, float] = {}
         try:
             outcome, messages = self._run_job(sandbox, exercise, code, data, report, window)
             finished = time.perf_counter()
         finally:
+            # The next grading's sandbox imports TensorFlow once this one is done: beside the checking
+            # run it would take half of its two cores' time. A grading that comes sooner takes it as
+            # it is, and its timing phase waits for any import on this grader to end (open_timing_phase).
             self.warm_up()
         final: dict[str, Any] = next(
             (message for message in reversed(messages) if message.get("event") == "result"), {}
@@ -266,9 +276,54 @@ class Grader:
             waiting_seconds=window.get("started", 0.0) - window.get("asked", 0.0),
         )
         result = interpret(outcome, messages, exercise, lint, tolerance=self.config.speedup_tolerance)
-        if result["timing"] is not None:
+        if result["timing"] is not None and result["speedup"] is not None:
+            self._baseline_keep(exercise, data, result)
             self._last_seconds[exercise.slug] = time.perf_counter() - began
         return result
+
+    # -------------------------------------------------------------- the references' stored figures
+
+    def baselines(self) -> BaselineStore:
+        return BaselineStore(self.config.data_dir / "baselines")
+
+    def _baseline_key(self, exercise: ExerciseJob, data: ExerciseData) -> str:
+        timing_cpus, _ = self.timing_cpus()
+        parts = {
+            "slug": exercise.slug,
+            "spec": exercise.spec,
+            "data": data.key,
+            "epochs": [self.config.warmup_epochs, self.config.measured_epochs],
+            "timing_cpus": timing_cpus,
+            "cpus": sorted(os.sched_getaffinity(0)),
+            "devices": gpu_devices(),
+            "python": sys.executable,
+        }
+        return baseline_key(parts, WORKER_DIR)
+
+    def _baseline_find(self, exercise: ExerciseJob, data: ExerciseData) -> ReferenceBaseline | None:
+        if not self.config.baselines:
+            return None
+        key = self._baseline_key(exercise, data)
+        return self.baselines().get(exercise.slug, key, self.config.baseline_max_age_seconds)
+
+    def _baseline_keep(self, exercise: ExerciseJob, data: ExerciseData, result: Mapping[str, Any]) -> None:
+        """Store the references' figures of a grading that timed them (not one that reused them)."""
+        timing, speedup = result["timing"], result["speedup"]
+        host = timing["host"]
+        measured_here = host.get("references", {}).get("timed") == "this grading"
+        if not self.config.baselines or host.get("disturbed") or not measured_here:
+            return
+        expert = float(timing["expert"]["epoch_seconds"])
+        ratio = float(speedup["expert_vs_naive"])
+        baseline = ReferenceBaseline(
+            naive_seconds=expert * ratio,
+            expert_seconds=expert,
+            expert_vs_naive=ratio,
+            figures={"naive": timing["naive"], "expert": timing["expert"]},
+            measured_at=time.time(),
+            rounds=int(speedup["rounds"]),
+        )
+        self.baselines().put(exercise.slug, self._baseline_key(exercise, data), baseline)
 
     def timing_cpus(self) -> tuple[list[int] | None, list[int] | None]:
         """The CPUs of timed runs and of checking runs (None: not pinned)."""
@@ -323,7 +378,10 @@ class Grader:
         }
         with np.load(data.answers / "expected.npz") as arrays:
             expected = ExpectedExamples.from_arrays(dict(arrays))
-        answer = {"expected": expected.encode(), "references": exercise.spec["references"]}
+        answer: dict[str, Any] = {"expected": expected.encode(), "references": exercise.spec["references"]}
+        baseline = self._baseline_find(exercise, data)
+        if baseline is not None:
+            answer["baseline"] = {**baseline.as_dict(), "drift_limit": self.config.baseline_drift_limit}
         messages: list[dict[str, Any]] = []
         lock = self.timing_lock()
 
@@ -440,7 +498,14 @@ def interpret(
     failed = [check for check in checks if not check["passed"] and check.get("ran", True)]
     if failed:
         return _result(
-            "wrong_output", _failures_message(failed), exercise, checks=checks, lint=lint, device=device, output=output
+            "wrong_output",
+            _failures_message(failed),
+            exercise,
+            checks=checks,
+            lint=lint,
+            device=device,
+            output=output,
+            profile=profile_result(final.get("profile"), None),
         )
     timing_error = final.get("timing_error")
     if timing_error is not None:
@@ -450,6 +515,8 @@ def interpret(
             "runtime_error", str(timing_error.get("message")), exercise, checks=checks, lint=lint, device=device
         )
     timing = final.get("timing")
+    bound = input_bound(float(timing["submission"]["input_wait_fraction"])) if timing else None
+    profile = profile_result(final.get("profile"), bound)
     speedup = None
     if timing:
         speedup = _speedup(timing)
@@ -472,6 +539,7 @@ def interpret(
         lint=lint,
         device=device,
         output=output,
+        profile=profile,
     )
 
 
@@ -533,7 +601,8 @@ def _result(verdict: str, message: str, exercise: ExerciseJob, **parts: Any) -> 
         "device": "CPU",
         "output": "",
     }
-    result.update(parts)
+    # A result without a profile leaves the key out (the schema's profile is an object when present).
+    result.update({name: value for name, value in parts.items() if not (name == "profile" and value is None)})
     return result
 
 

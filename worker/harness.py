@@ -33,6 +33,7 @@ import resource
 import select
 import shutil
 import signal
+import statistics
 import sys
 import time
 import traceback
@@ -128,6 +129,9 @@ class Grading:
         control = os.environ.get(CONTROL_FD_VARIABLE)
         self.control_fd = int(control) if control else None
         self.timing_progress = 0.0
+        # The share of the timing phase's progress the rounds being timed fill (offset, width): all of
+        # it, or what is left after a calibration found the host changed.
+        self.timing_span = (0.0, 1.0)
         # When the harness last told the host how a run is going (progress within runs, at most every
         # PROGRESS_EVERY_SECONDS).
         self.last_progress = 0.0
@@ -167,7 +171,7 @@ class Grading:
         if result["run_error"] is None and all(check["passed"] for check in result["checks"]):
             rounds = int(self.plan["timing_rounds"])
             if rounds > 0:
-                result.update(self.timing(answer["references"], rounds))
+                result.update(self.timing(answer["references"], rounds, answer.get("baseline")))
         result["inside_runs_seconds"] = round(self.inside_runs, 4)
         self.channel.send(result)
 
@@ -213,9 +217,12 @@ class Grading:
                 and not reported.get("files_removed")
             ):
                 error = reported
-        return {"run_error": error, "checks": checks, "device": device or "CPU"}
+        profile = observation.get("profile") if observation else None
+        return {"run_error": error, "checks": checks, "device": device or "CPU", "profile": profile}
 
-    def timing(self, references: Mapping[str, str], rounds: int) -> dict[str, Any]:
+    def timing(
+        self, references: Mapping[str, str], rounds: int, baseline: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
         cpus = self.plan.get("timing_cpus") or None
         host = self.timing_gate()
         restore = os.sched_getaffinity(0)
@@ -224,7 +231,7 @@ class Grading:
                 # The stamping process runs on the timed CPUs too, so its clock reads are not
                 # delayed by whatever the rest of the host runs elsewhere.
                 os.sched_setaffinity(0, cpus)
-            return self.timed_rounds(references, rounds, cpus, host)
+            return self.timed_with_baseline(references, rounds, cpus, host, baseline)
         finally:
             if cpus:
                 os.sched_setaffinity(0, restore)
@@ -245,8 +252,41 @@ class Grading:
             "lock_wait_seconds": float(answer.get("lock_wait_seconds", 0.0)),
         }
 
+    def timed_with_baseline(
+        self,
+        references: Mapping[str, str],
+        rounds: int,
+        cpus: list[int] | None,
+        host: dict[str, Any],
+        baseline: Mapping[str, Any] | None,
+    ) -> dict[str, Any]:
+        """With the host's stored figures of the references, time the submission beside the expert
+        reference only, as a calibration (see worker.baselines); where there are none, or the
+        calibration is further from them than the plan's drift limit, time all three."""
+        if baseline is None:
+            return self.timed_rounds(references, rounds, cpus, host, {"timed": "this grading", "why": "none stored"})
+        calibrated = self.timed_rounds(references, rounds, cpus, host, {"timed": "stored"}, baseline)
+        if "timing" in calibrated:
+            drift = float(calibrated["timing"]["host"]["references"]["drift"])
+            if abs(drift) <= float(baseline["drift_limit"]):
+                return calibrated
+        elif "drifted" in calibrated:
+            drift = float(calibrated["drifted"])
+        else:
+            return calibrated
+        why = f"the expert reference ran {abs(drift):.0%} {'slower' if drift > 0 else 'faster'} than stored"
+        # The progress goes on from where the calibration left it.
+        self.timing_span = (self.timing_progress, 1.0 - self.timing_progress)
+        return self.timed_rounds(references, rounds, cpus, host, {"timed": "this grading", "why": why})
+
     def timed_rounds(
-        self, references: Mapping[str, str], rounds: int, cpus: list[int] | None, host: dict[str, Any]
+        self,
+        references: Mapping[str, str],
+        rounds: int,
+        cpus: list[int] | None,
+        host: dict[str, Any],
+        source: dict[str, Any],
+        baseline: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
         from worker.timing import (
             MarksInvalid,
@@ -259,12 +299,16 @@ class Grading:
         )
 
         codes = {"naive": references["naive"], "expert": references["expert"], "submission": self.job["code"]}
-        order = list(codes)
+        # With stored figures, the naive reference is not run: each round's naive time is its stored
+        # time scaled by the round's expert run against the expert's stored time.
+        order = ["expert", "submission"] if baseline is not None else list(codes)
         warmup = int(self.plan["warmup_epochs"])
         retries = max(int(self.plan.get("timing_retries", 0)), 0)
         limit = float(self.plan.get("max_busy_fraction", 1.0))
         planned = rounds * len(order)
         names = {"naive": "the naive reference", "expert": "the expert reference", "submission": "your pipeline"}
+        if baseline is not None:
+            names["expert"] = "the expert reference (calibration)"
         batches_per_run = int(self.spec.get("rules", {}).get("batches_per_epoch", 0)) * int(self.plan["epochs_per_run"])
         run_seconds: list[float] = []
         records: list[dict[str, Any]] = []
@@ -316,6 +360,12 @@ class Grading:
                 record["load"][name] = {**load.as_dict(), "cpus": sorted(outcome.cpus_seen)}
             record["busy_fraction"] = max(load["busy_fraction"] for load in record["load"].values())
             record["disturbed"] = record["busy_fraction"] > limit
+            if baseline is not None:
+                scale = record["epoch_seconds"]["expert"] / float(baseline["expert_seconds"])
+                record["epoch_seconds"]["naive"] = round(float(baseline["naive_seconds"]) * scale, 6)
+                if not records and not record["disturbed"] and abs(scale - 1.0) > float(baseline["drift_limit"]):
+                    # A calm first round already far from the stored figures: time all three now.
+                    return {"drifted": round(scale - 1.0, 4)}
             clean += not record["disturbed"]
             records.append(record)
             timings.append(timed)
@@ -326,6 +376,21 @@ class Grading:
         figures: dict[str, Any] = {
             name: pipeline_timing([timings[index][name] for index in used], warmup).as_dict() for name in order
         }
+        references_used = dict(source)
+        if baseline is not None:
+            naive = statistics.median(records[index]["epoch_seconds"]["naive"] for index in used)
+            stored = dict(baseline["figures"]["naive"])
+            stored_seconds = float(stored["epoch_seconds"])
+            figures["naive"] = {
+                **stored,
+                "epoch_seconds": round(naive, 4),
+                "batches_per_second": round(float(stored["batches_per_second"]) * stored_seconds / naive, 2),
+            }
+            references_used.update(
+                drift=round(figures["expert"]["epoch_seconds"] / float(baseline["expert_seconds"]) - 1.0, 4),
+                measured_at=baseline.get("measured_at"),
+                expert_vs_naive=baseline.get("expert_vs_naive"),
+            )
         for index, record in enumerate(records):
             record["used"] = index in used
         measured_cpus = cpus or sorted(os.sched_getaffinity(0))
@@ -341,13 +406,15 @@ class Grading:
             "disturbed": any(records[index]["disturbed"] for index in used),
             "busy_fraction": max(records[index]["busy_fraction"] for index in used),
             "loadavg": _loadavg(),
+            "references": references_used,
             "rounds": records,
         }
         return {"timing": figures}
 
     def report_timing(self, value: float, label: str, done: int, total: int, seconds_left: float | None) -> None:
         # A round timed again does not take the progress back.
-        self.timing_progress = max(self.timing_progress, value)
+        offset, width = self.timing_span
+        self.timing_progress = max(self.timing_progress, offset + width * value)
         self.progress("timing", self.timing_progress, label=label, done=done, total=total, seconds_left=seconds_left)
 
     def timed_run(
@@ -640,6 +707,7 @@ def run_child(setup: dict[str, Any], channel_fd: int) -> None:
             signatures: list[Any] = []
             low, high = float("inf"), float("-inf")
             batches = 0
+            profiling = role == "check" and epoch == 1 and _profiler_start(tf, run_dir)
             mark(b"i")
             for batch in dataset:
                 mark(b"b")
@@ -653,6 +721,8 @@ def run_child(setup: dict[str, Any], channel_fd: int) -> None:
                     step(batch)
                 mark(b"s")
             mark(b"e")
+            if profiling:
+                observation["profile"] = _profiler_stop(tf, run_dir, batches)
             if role == "check":
                 observation["epochs"].append(_epoch_observation(np, batches, signatures, labels, low, high))
             if epoch == remove_after:
@@ -675,6 +745,27 @@ def run_child(setup: dict[str, Any], channel_fd: int) -> None:
     elif "error" in observation:
         send({"type": "error", "message": observation["error"]["message"]})
     shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def _profiler_start(tf: Any, run_dir: Path) -> bool:
+    """Trace the checking run's first epoch (worker.stage_profile); without a trace the grading goes on."""
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        tf.profiler.experimental.start(str(run_dir / "profile"))
+    except Exception:  # the profile is extra feedback, never a reason to fail
+        return False
+    return True
+
+
+def _profiler_stop(tf: Any, run_dir: Path, batches: int) -> dict[str, Any] | None:
+    from worker.stage_profile import iterator_events, stage_profile
+
+    try:
+        tf.profiler.experimental.stop()
+        traces = sorted((run_dir / "profile").rglob("*.xplane.pb"))
+        return stage_profile(iterator_events(traces[-1]), batches) if traces else None
+    except Exception:  # as above
+        return None
 
 
 def _device_name(tf: Any) -> str:

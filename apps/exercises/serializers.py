@@ -51,6 +51,20 @@ class PipelineTimingOutput(serializers.Serializer):
     epoch_spread = serializers.FloatField(help_text="(slowest - fastest) / median of the measured epochs.")
 
 
+class TimingReferencesOutput(serializers.Serializer):
+    timed = serializers.ChoiceField(
+        choices=["this grading", "stored"],
+        help_text="'stored': the naive reference's time is the host's stored one, scaled by this grading's"
+        " expert calibration runs; 'this grading': all three pipelines were timed here.",
+    )
+    why = serializers.CharField(required=False, help_text="Why the references were timed here.")
+    drift = serializers.FloatField(
+        required=False, help_text="How far the expert calibration ran from the stored figures (relative, signed)."
+    )
+    measured_at = serializers.FloatField(required=False, help_text="When the stored figures were measured (Unix time).")
+    expert_vs_naive = serializers.FloatField(required=False, help_text="The stored figures' naive-to-expert ratio.")
+
+
 class TimingHostOutput(serializers.Serializer):
     exclusive = serializers.BooleanField(
         help_text="The timing phase held the host's timing lock: no other grading timed on this host meanwhile."
@@ -74,6 +88,9 @@ class TimingHostOutput(serializers.Serializer):
     disturbed = serializers.BooleanField(help_text="Even the rounds used were above max_busy_fraction.")
     busy_fraction = serializers.FloatField(help_text="The highest load from others in the rounds used.")
     loadavg = serializers.ListField(child=serializers.FloatField(), help_text="1, 5 and 15 minute load averages.")
+    references = TimingReferencesOutput(
+        required=False, help_text="Where the references' figures came from; absent from older results."
+    )
     rounds = serializers.ListField(
         child=serializers.DictField(),
         help_text="Each round timed: order, epoch_seconds and load per pipeline, busy_fraction, disturbed, used.",
@@ -116,6 +133,32 @@ class ScoreOutput(serializers.Serializer):
     speed_timed = serializers.BooleanField()
 
 
+class StageOutput(serializers.Serializer):
+    path = serializers.CharField(help_text='The stage in tf.data\'s trace, from the output: "Prefetch::BatchV2::Map".')
+    operation = serializers.CharField(help_text="tf.data's name of the stage's iterator.")
+    kind = serializers.CharField(help_text="The transformation: read, map, shuffle, batch, prefetch, interleave...")
+    parallel = serializers.BooleanField(help_text="It runs ahead or in parallel (and can hide its input's time).")
+    seconds_per_batch = serializers.FloatField(help_text="The stage's own time per batch, its input's left out.")
+    share = serializers.FloatField(help_text="Its share of the pipeline's own time (0-1).")
+
+
+class InputBoundOutput(serializers.Serializer):
+    verdict = serializers.ChoiceField(
+        choices=["not", "moderately", "highly"],
+        help_text="The TensorFlow Profiler's thresholds: under 5 % waiting not, 5-20 % moderately, 20 % and over highly.",
+    )
+    input_wait_fraction = serializers.FloatField(help_text="Share of the timed epochs the step waited for input.")
+    thresholds = serializers.ListField(child=serializers.FloatField())
+
+
+class ProfileOutput(serializers.Serializer):
+    stages = StageOutput(many=True, help_text="From the source to the last stage.")
+    batches = serializers.IntegerField(help_text="Batches of the traced epoch (the checking run's first).")
+    slowest = serializers.CharField(help_text="The path of the stage with the most own time.")
+    input_bound = InputBoundOutput(allow_null=True, help_text="From the timed runs; null when nothing was timed.")
+    advice = serializers.CharField()
+
+
 class GradingResultOutput(serializers.Serializer):
     verdict = serializers.ChoiceField(choices=Verdict.choices)
     message = serializers.CharField()
@@ -126,6 +169,11 @@ class GradingResultOutput(serializers.Serializer):
     lint = LintOutput(many=True)
     device = serializers.CharField()
     output = serializers.CharField(help_text="What the checking run printed (the end of it).")
+    profile = ProfileOutput(
+        required=False,
+        help_text="Where the learner's pipeline spends its time, stage by stage; absent when the checking run"
+        " could not trace it (it stopped early) and from older results.",
+    )
 
 
 class SubmissionCreatedOutput(serializers.Serializer):

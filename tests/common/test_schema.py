@@ -213,7 +213,10 @@ OPTIONAL_RESPONSE_FIELDS = {
     # Those graded before every failing check was reported, and before the score's parts had their maximums.
     "CheckOutput": {"ran"},
     "ScoreOutput": {"correctness_max", "speed_max"},
-    "TimingHostOutput": {"rounds_planned", "stopped_early"},
+    "TimingHostOutput": {"rounds_planned", "stopped_early", "references"},
+    # Those graded before the references' figures were stored per host, or the pipeline profiled.
+    "TimingReferencesOutput": {"why", "drift", "measured_at", "expert_vs_naive"},
+    "GradingResultOutput": {"profile"},
 }
 
 

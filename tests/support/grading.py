@@ -41,6 +41,8 @@ def grader_config_for_tests(**changes: Any) -> GraderConfig:
         "timing_rounds": 0,
         # What a grading reports is tested here, not how steady it is: a busy machine re-times nothing.
         "timing_retries": 0,
+        # Each test's timing is its own: figures stored by another test would change what it times.
+        "baselines": False,
         "run_seconds": 12.0,
         "limits": Limits(
             wall_seconds=120.0,
