@@ -75,11 +75,6 @@ def baseline_key(parts: Mapping[str, Any], worker_dir: Path) -> str:
     return digest.hexdigest()[:24]
 
 
-def expert_drift(baseline: ReferenceBaseline, expert_seconds: float) -> float:
-    """How far the expert reference's calibration time is from its stored time (relative, signed)."""
-    return expert_seconds / baseline.expert_seconds - 1.0
-
-
 class BaselineStore:
     """Baselines as one JSON file per key in a directory shared by the host's graders."""
 

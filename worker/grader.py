@@ -124,6 +124,8 @@ class GraderConfig:
     baselines: bool = True
     baseline_max_age_seconds: float = 6 * 3600.0
     baseline_drift_limit: float = 0.25
+    # Where they are stored (default: data_dir/baselines); every grader on a host should share it.
+    baseline_dir: Path | None = None
     run_seconds: float = 60.0
     # CPUs for the timed runs: "auto", "none" or a CPU list such as "2-7" (worker.host).
     timing_cpus: str = "auto"
@@ -284,7 +286,7 @@ class Grader:
     # -------------------------------------------------------------- the references' stored figures
 
     def baselines(self) -> BaselineStore:
-        return BaselineStore(self.config.data_dir / "baselines")
+        return BaselineStore(self.config.baseline_dir or self.config.data_dir / "baselines")
 
     def _baseline_key(self, exercise: ExerciseJob, data: ExerciseData) -> str:
         timing_cpus, _ = self.timing_cpus()

@@ -145,7 +145,8 @@ class StageOutput(serializers.Serializer):
 class InputBoundOutput(serializers.Serializer):
     verdict = serializers.ChoiceField(
         choices=["not", "moderately", "highly"],
-        help_text="The TensorFlow Profiler's thresholds: under 5 % waiting not, 5-20 % moderately, 20 % and over highly.",
+        help_text="The TensorFlow Profiler's thresholds: under 5 % waiting not, 5-20 % moderately,"
+        " 20 % and over highly.",
     )
     input_wait_fraction = serializers.FloatField(help_text="Share of the timed epochs the step waited for input.")
     thresholds = serializers.ListField(child=serializers.FloatField())

@@ -4,6 +4,7 @@ verdict and a message a learner can act on."""
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from drf_spectacular.generators import SchemaGenerator
@@ -331,3 +332,66 @@ def test_patching_the_clock_and_sleep_does_not_change_the_timing():
     # would give zero or negative times, a patched sleep a time below 40 x 10 ms.
     assert result["timing"]["submission"]["epoch_seconds"] >= 0.4
     assert result["timing"]["submission"]["first_batch_seconds"] > 0
+
+
+def test_the_references_are_timed_once_per_host_and_later_gradings_calibrate_against_them(tmp_path: Path):
+    config = grader_config_for_tests(
+        timing_rounds=2,
+        timing_min_rounds=2,
+        timing_agreement=0.0,
+        max_busy_fraction=1.0,
+        warm_processes=1,
+        run_seconds=30.0,
+        baselines=True,
+        baseline_dir=tmp_path,
+    )
+    grader = Grader(config)
+    try:
+        first = grader.grade(SIMULATOR, reference(SIMULATOR, "expert"))
+        second = grader.grade(SIMULATOR, reference(SIMULATOR, "naive"))
+        # A host whose expert runs no longer match what was stored times all three again.
+        grader.config = replace(config, baseline_drift_limit=-1.0)
+        third = grader.grade(SIMULATOR, reference(SIMULATOR, "expert"))
+    finally:
+        grader.close()
+    assert [result["verdict"] for result in (first, second, third)] == ["accepted"] * 3
+    hosts = [result["timing"]["host"] for result in (first, second, third)]
+    assert hosts[0]["references"] == {"timed": "this grading", "why": "none stored"}
+    assert all(sorted(record["order"]) == ["expert", "naive", "submission"] for record in hosts[0]["rounds"])
+    assert len(list(tmp_path.glob("generator-simulator-source-*.json"))) == 1
+    # The next grading runs no naive reference: its time is the stored one, scaled by the calibration.
+    assert hosts[1]["references"]["timed"] == "stored"
+    assert all(sorted(record["order"]) == ["expert", "submission"] for record in hosts[1]["rounds"])
+    stored = first["speedup"]["expert_vs_naive"]
+    assert second["speedup"]["expert_vs_naive"] == pytest.approx(stored, rel=0.001)
+    for record in hosts[1]["rounds"]:
+        seconds = record["epoch_seconds"]
+        scale = seconds["expert"] / first["timing"]["expert"]["epoch_seconds"]
+        assert seconds["naive"] == pytest.approx(stored * first["timing"]["expert"]["epoch_seconds"] * scale, rel=0.01)
+    # The naive reference graded as a submission is about as fast as the naive reference.
+    assert second["speedup"]["vs_naive"] == pytest.approx(1.0, abs=0.25)
+    assert hosts[2]["references"]["timed"] == "this grading"
+    assert "than stored" in hosts[2]["references"]["why"]
+    assert all(sorted(record["order"]) == ["expert", "naive", "submission"] for record in hosts[2]["rounds"])
+
+
+def test_an_accepted_result_says_where_the_time_goes_stage_by_stage():
+    grader = Grader(grader_config_for_tests(timing_rounds=1, warm_processes=1, run_seconds=30.0))
+    try:
+        result = grader.grade(SIMULATOR, reference(SIMULATOR, "naive"))
+    finally:
+        grader.close()
+    assert result["verdict"] == "accepted", result
+    profile = result["profile"]
+    kinds = [stage["kind"] for stage in profile["stages"]]
+    # The naive simulator pipeline is from_generator, then batch; the Python source is the slow part.
+    assert "from_generator" in kinds and kinds[-1] == "batch", kinds
+    slowest = next(stage for stage in profile["stages"] if stage["path"] == profile["slowest"])
+    assert slowest["kind"] == "from_generator"
+    assert profile["batches"] == 40
+    bound = profile["input_bound"]
+    assert bound["input_wait_fraction"] == pytest.approx(
+        result["timing"]["submission"]["input_wait_fraction"], abs=0.001
+    )
+    assert bound["verdict"] in {"moderately", "highly"}
+    assert "Generator (from_generator" in profile["advice"] and "input-bound" in profile["advice"]
