@@ -143,24 +143,16 @@ def input_bound(input_wait_fraction: float) -> dict[str, Any]:
 
 
 def profile_advice(stages: Sequence[Mapping[str, Any]], slowest: str, bound: Mapping[str, Any] | None) -> str:
-    """What the learner reads next to the bars: how input-bound the step is, the slowest stage and
-    what to do about it."""
+    """What the learner reads under the bars (the input-bound verdict is told beside it): the slowest
+    stage, and what to do about it when the step waits for input."""
     stage = next(stage for stage in stages if stage["path"] == slowest)
-    named = f"{stage['operation']} ({stage['kind']}, {stage['share']:.0%} of the pipeline's own time)"
-    if bound is None:
-        lead = f"The slowest stage is {named}."
-    elif bound["verdict"] == "not":
-        return (
-            f"Not input-bound: the training step waited for input {bound['input_wait_fraction']:.0%} of the"
-            f" time (under 5 %). The slowest stage is {named}, and it keeps up."
-        )
-    else:
-        lead = (
-            f"{bound['verdict'].capitalize()} input-bound: the training step waited for input"
-            f" {bound['input_wait_fraction']:.0%} of the time. The slowest stage is {named}."
-        )
+    named = (
+        f"The slowest stage is {stage['operation']} ({stage['kind']}, {stage['share']:.0%} of the pipeline's own time)"
+    )
+    if bound is not None and bound["verdict"] == "not":
+        return f"{named}, and it keeps up: the training step hardly waits for it."
     advice = _ADVICE.get(stage["kind"])
-    return f"{lead} {advice}" if advice else lead
+    return f"{named}. {advice}" if advice else f"{named}."
 
 
 def profile_result(observed: Any, bound: Mapping[str, Any] | None) -> dict[str, Any] | None:

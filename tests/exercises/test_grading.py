@@ -394,4 +394,4 @@ def test_an_accepted_result_says_where_the_time_goes_stage_by_stage():
         result["timing"]["submission"]["input_wait_fraction"], abs=0.001
     )
     assert bound["verdict"] in {"moderately", "highly"}
-    assert "Generator (from_generator" in profile["advice"] and "input-bound" in profile["advice"]
+    assert profile["advice"].startswith("The slowest stage is Generator (from_generator")

@@ -116,6 +116,21 @@ def test_the_expert_pipeline_is_graded_live_and_a_lint_finding_marks_its_line(
     assert result.locator(".timing-table tbody tr").count() == 3
     assert result.locator(".timing-submission .timing-seconds").inner_text().endswith("s")
     assert result.locator(".timing-submission .timing-bar").evaluate("bar => bar.getBoundingClientRect().width") > 0
+    # Where the time goes: a bar per stage of the learner's pipeline, the slowest marked, the verdict and advice.
+    profile = grading["profile"]
+    stages = result.locator(".stage-table tbody tr")
+    assert stages.count() == len(profile["stages"]) > 1
+    shown_kinds = [stages.nth(index).get_attribute("data-stage") for index in range(stages.count())]
+    assert shown_kinds == [stage["kind"] for stage in profile["stages"]]
+    slowest = next(stage for stage in profile["stages"] if stage["path"] == profile["slowest"])
+    flagged = result.locator(".stage-slowest")
+    assert flagged.count() == 1 and flagged.get_attribute("data-stage") == slowest["kind"]
+    assert "slowest" in flagged.inner_text()
+    assert f"{round(slowest['share'] * 100)} %" in flagged.locator(".stage-share").inner_text()
+    assert flagged.locator(".stage-bar").evaluate("bar => bar.getBoundingClientRect().width") > 0
+    assert result.locator("[data-profile-advice]").inner_text() == profile["advice"]
+    verdicts = {"not": "Not input-bound", "moderately": "Moderately input-bound", "highly": "Highly input-bound"}
+    assert result.locator("[data-input-bound]").inner_text().startswith(verdicts[profile["input_bound"]["verdict"]])
     assert web.page.get_by_role("button", name=f"Submission {submission.pk}").count() == 1
     screenshots_at_both_sizes(web, "exercise-result")
     assert web.axe_serious() == []

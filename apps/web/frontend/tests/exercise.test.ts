@@ -137,6 +137,33 @@ describe("the result", () => {
     expect(X.phaseProgressText({ done: null, total: null, seconds_left: 200 })).toBe("about 3 min left");
     expect(X.phaseProgressText({ done: null, total: null, seconds_left: null })).toBe("");
     expect(X.speedupText(undefined, "x")).toBe("");
+    const profile = {
+      stages: [
+        { path: "BatchV2::Map::TFRecord", operation: "TFRecord", kind: "read", parallel: false, seconds_per_batch: 0.001, share: 0.004 },
+        { path: "BatchV2::Map", operation: "Map", kind: "map", parallel: false, seconds_per_batch: 0.2, share: 0.9 },
+        { path: "BatchV2", operation: "BatchV2", kind: "batch", parallel: false, seconds_per_batch: 0.02, share: 0.096 },
+        { path: "Prefetch", operation: "Prefetch", kind: "prefetch", parallel: true, seconds_per_batch: 0, share: 0 },
+      ],
+      batches: 32,
+      slowest: "BatchV2::Map",
+      input_bound: { verdict: "highly" as const, input_wait_fraction: 0.418, thresholds: [0.05, 0.2] },
+      advice: "Run the map in parallel.",
+    };
+    const bars = X.stageBars(profile);
+    expect(bars.map((bar) => [bar.kind, bar.slowest])).toEqual([
+      ["read", false],
+      ["map", true],
+      ["batch", false],
+      ["prefetch", false],
+    ]);
+    expect(bars.map((bar) => X.sharePercent(bar.share))).toEqual(["<1 %", "90 %", "10 %", "0 %"]);
+    expect(X.inputBoundText(profile.input_bound)).toBe(
+      "Highly input-bound: the training step waited for input 42 % of the time",
+    );
+    expect(X.inputBoundText({ verdict: "not", input_wait_fraction: 0.01, thresholds: [0.05, 0.2] })).toBe(
+      "Not input-bound: the training step waited for input 1 % of the time",
+    );
+    expect(X.inputBoundText(null)).toBe("");
     expect(X.verdictLabel("wrong_output")).toBe("Wrong output");
     expect(X.verdictLabel("something_new")).toBe("something new");
   });

@@ -1720,6 +1720,8 @@ export interface components {
             device: string;
             /** @description What the checking run printed (the end of it). */
             output: string;
+            /** @description Where the learner's pipeline spends its time, stage by stage; absent when the checking run could not trace it (it stopped early) and from older results. */
+            profile?: components["schemas"]["ProfileOutput"];
         };
         Health200: {
             /** Database */
@@ -1738,6 +1740,29 @@ export interface components {
          * @enum {string}
          */
         HealthStatusEnum: "ok" | "degraded" | "unavailable";
+        InputBoundOutput: {
+            /**
+             * @description The TensorFlow Profiler's thresholds: under 5 % waiting not, 5-20 % moderately, 20 % and over highly.
+             *
+             *     * `not` - not
+             *     * `moderately` - moderately
+             *     * `highly` - highly
+             */
+            verdict: components["schemas"]["InputBoundOutputVerdictEnum"];
+            /**
+             * Format: double
+             * @description Share of the timed epochs the step waited for input.
+             */
+            input_wait_fraction: number;
+            thresholds: number[];
+        };
+        /**
+         * @description * `not` - not
+         *     * `moderately` - moderately
+         *     * `highly` - highly
+         * @enum {string}
+         */
+        InputBoundOutputVerdictEnum: "not" | "moderately" | "highly";
         InputRequest: {
             /**
              * Format: binary
@@ -2595,6 +2620,17 @@ export interface components {
              */
             epoch_spread: number;
         };
+        ProfileOutput: {
+            /** @description From the source to the last stage. */
+            stages: components["schemas"]["StageOutput"][];
+            /** @description Batches of the traced epoch (the checking run's first). */
+            batches: number;
+            /** @description The path of the stage with the most own time. */
+            slowest: string;
+            /** @description From the timed runs; null when nothing was timed. */
+            input_bound: components["schemas"]["InputBoundOutput"] | null;
+            advice: string;
+        };
         ProseBlockOutput: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -3090,6 +3126,26 @@ export interface components {
          * @enum {string}
          */
         StageEnum: "learning" | "review" | "relearning";
+        StageOutput: {
+            /** @description The stage in tf.data's trace, from the output: "Prefetch::BatchV2::Map". */
+            path: string;
+            /** @description tf.data's name of the stage's iterator. */
+            operation: string;
+            /** @description The transformation: read, map, shuffle, batch, prefetch, interleave... */
+            kind: string;
+            /** @description It runs ahead or in parallel (and can hide its input's time). */
+            parallel: boolean;
+            /**
+             * Format: double
+             * @description The stage's own time per batch, its input's left out.
+             */
+            seconds_per_batch: number;
+            /**
+             * Format: double
+             * @description Its share of the pipeline's own time (0-1).
+             */
+            share: number;
+        };
         StatsOutput: {
             /**
              * Format: date
@@ -3218,6 +3274,12 @@ export interface components {
             heading: string;
             items: components["schemas"]["_TermItem"][];
         };
+        /**
+         * @description * `this grading` - this grading
+         *     * `stored` - stored
+         * @enum {string}
+         */
+        TimedEnum: "this grading" | "stored";
         TimingHostOutput: {
             /** @description The timing phase held the host's timing lock: no other grading timed on this host meanwhile. */
             exclusive: boolean;
@@ -3251,6 +3313,8 @@ export interface components {
             busy_fraction: number;
             /** @description 1, 5 and 15 minute load averages. */
             loadavg: number[];
+            /** @description Where the references' figures came from; absent from older results. */
+            references?: components["schemas"]["TimingReferencesOutput"];
             /** @description Each round timed: order, epoch_seconds and load per pipeline, busy_fraction, disturbed, used. */
             rounds: {
                 [key: string]: unknown;
@@ -3264,6 +3328,32 @@ export interface components {
             host?: components["schemas"]["TimingHostOutput"];
             rewrites_off: boolean;
             note: string;
+        };
+        TimingReferencesOutput: {
+            /**
+             * @description 'stored': the naive reference's time is the host's stored one, scaled by this grading's expert calibration runs; 'this grading': all three pipelines were timed here.
+             *
+             *     * `this grading` - this grading
+             *     * `stored` - stored
+             */
+            timed: components["schemas"]["TimedEnum"];
+            /** @description Why the references were timed here. */
+            why?: string;
+            /**
+             * Format: double
+             * @description How far the expert calibration ran from the stored figures (relative, signed).
+             */
+            drift?: number;
+            /**
+             * Format: double
+             * @description When the stored figures were measured (Unix time).
+             */
+            measured_at?: number;
+            /**
+             * Format: double
+             * @description The stored figures' naive-to-expert ratio.
+             */
+            expert_vs_naive?: number;
         };
         TokenObtainInputRequest: {
             username: string;

@@ -6,6 +6,7 @@ export type Submission = S["SubmissionOutput"];
 export type SubmissionStatus = S["SubmissionStatusEnum"];
 export type LintFinding = S["LintOutput"];
 export type Timing = S["TimingOutput"];
+export type Profile = S["ProfileOutput"];
 
 // ---------------------------------------------------------------- the draft
 
@@ -184,6 +185,48 @@ export function speedupText(ratio: number | undefined, reference: string): strin
   if (Math.abs(ratio - 1) < 0.05) return `${ratio.toFixed(2)}×, about as fast as the ${reference}`;
   const shown = ratio >= 10 ? ratio.toFixed(0) : ratio < 1 ? ratio.toFixed(2) : ratio.toFixed(1);
   return `${shown}× the ${reference}’s speed`;
+}
+
+export interface StageBar {
+  key: string;
+  /** What the learner wrote: "map", "batch", "read"… */
+  kind: string;
+  /** tf.data's name of the stage: "ParallelMapV2". */
+  operation: string;
+  share: number;
+  seconds: number;
+  parallel: boolean;
+  slowest: boolean;
+}
+
+/** The pipeline's stages from the source to the last, each with its share of the pipeline's own time. */
+export function stageBars(profile: Profile): StageBar[] {
+  return profile.stages.map((stage) => ({
+    key: stage.path,
+    kind: stage.kind,
+    operation: stage.operation,
+    share: Number.isFinite(stage.share) ? Math.min(Math.max(stage.share, 0), 1) : 0,
+    seconds: stage.seconds_per_batch,
+    parallel: stage.parallel,
+    slowest: stage.path === profile.slowest,
+  }));
+}
+
+/** A share as a whole percent, with "<1 %" for a stage that took a little time and "0 %" for none. */
+export function sharePercent(share: number): string {
+  if (!Number.isFinite(share) || share <= 0) return "0 %";
+  if (share < 0.01) return "<1 %";
+  return `${Math.round(share * 100)} %`;
+}
+
+/** The TensorFlow Profiler's verdict in words: "Highly input-bound: the step waited for input 42 % of the time". */
+export function inputBoundText(bound: Profile["input_bound"]): string {
+  if (!bound) return "";
+  const waited = `${Math.round(bound.input_wait_fraction * 100)} %`;
+  const verdict = { not: "Not input-bound", moderately: "Moderately input-bound", highly: "Highly input-bound" }[
+    bound.verdict
+  ];
+  return `${verdict}: the training step waited for input ${waited} of the time`;
 }
 
 // ---------------------------------------------------------------- lint findings in the editor

@@ -80,6 +80,7 @@ export function ResultView({
       </div>
       <Checks result={result} />
       <TimingView result={result} />
+      <ProfileView result={result} />
       <LintList
         result={result}
         codeMatches={codeMatches}
@@ -168,7 +169,59 @@ function TimingView({ result }: { result: Result }) {
       </table>
       <p class="meta">
         {plural(timing.submission.measured_epochs, "epoch", "epochs")} measured on {result.device || "CPU"}.{" "}
+        {timing.host?.references?.timed === "stored" &&
+          "The naive reference’s time is this grading host’s stored measurement, scaled by how fast the expert reference ran here. "}
         {timing.note}
+      </p>
+    </section>
+  );
+}
+
+function ProfileView({ result }: { result: Result }) {
+  const profile = result.profile;
+  if (!profile || profile.stages.length === 0) return null;
+  const bars = X.stageBars(profile);
+  const bound = X.inputBoundText(profile.input_bound);
+  return (
+    <section aria-labelledby="profile-heading">
+      <h3 id="profile-heading">Where the time goes</h3>
+      {bound && (
+        <p class={`input-bound input-bound-${profile.input_bound?.verdict}`} data-input-bound>
+          <strong>{bound}.</strong>
+        </p>
+      )}
+      <table class="stage-table">
+        <caption>Each stage’s own time per batch, from the source to the last stage</caption>
+        <thead>
+          <tr>
+            <th scope="col">Stage</th>
+            <th scope="col">
+              <span class="visually-hidden">Bar</span>
+            </th>
+            <th scope="col">Share</th>
+            <th scope="col">Per batch</th>
+          </tr>
+        </thead>
+        <tbody>
+          {bars.map((bar) => (
+            <tr key={bar.key} class={bar.slowest ? "stage-slowest" : undefined} data-stage={bar.kind}>
+              <th scope="row">
+                {bar.kind} <span class="meta">{bar.operation}{bar.parallel ? ", runs ahead" : ""}</span>
+                {bar.slowest && <span class="stage-flag"> slowest</span>}
+              </th>
+              <td class="timing-bar-cell" aria-hidden="true">
+                <span class="stage-bar" style={{ width: `${Math.max(1, Math.round(bar.share * 100))}%` }} />
+              </td>
+              <td class="stage-share">{X.sharePercent(bar.share)}</td>
+              <td class="timing-seconds">{X.formatSeconds(bar.seconds)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <p data-profile-advice>{profile.advice}</p>
+      <p class="meta">
+        Traced with TensorFlow’s profiler over the first checking epoch ({plural(profile.batches, "batch", "batches")}).
+        A stage that runs ahead (prefetch, a parallel map) can hide the time of the stages before it.
       </p>
     </section>
   );
