@@ -307,6 +307,9 @@ GRADER_MEASURED_EPOCHS = env_int("GRADER_MEASURED_EPOCHS", 1)
 GRADER_BASELINES = env_bool("GRADER_BASELINES", True)
 GRADER_BASELINE_MAX_AGE_SECONDS = env_float("GRADER_BASELINE_MAX_AGE_SECONDS", 6 * 3600)
 GRADER_BASELINE_DRIFT = env_float("GRADER_BASELINE_DRIFT", 0.25)
+# How often each grading process looks, between gradings, for figures that are missing or halfway to
+# their age limit, and measures them (0: never; gradings then measure them when they must).
+GRADER_BASELINE_REFRESH_SECONDS = env_float("GRADER_BASELINE_REFRESH_SECONDS", 60)
 # Limit of one run (checking, or one timed run) of learner or reference code.
 GRADER_RUN_SECONDS = env_float("GRADER_RUN_SECONDS", 60)
 GRADER_JOB_SECONDS = env_int("GRADER_JOB_SECONDS", 540)

@@ -46,6 +46,8 @@ GRADER_TIMING_ROUNDS = int(os.environ.get("GRADER_TIMING_ROUNDS") or "1")
 GRADER_RUN_SECONDS = 20.0
 # Tests check what a grading reports, not how steady it is: a busy test machine re-times nothing.
 GRADER_TIMING_RETRIES = 0
+# A test's worker grades what the test sends, and nothing of its own between them.
+GRADER_BASELINE_REFRESH_SECONDS = float(os.environ.get("GRADER_BASELINE_REFRESH_SECONDS") or "0")
 SUBMISSION_STALE_SECONDS = int(os.environ.get("SUBMISSION_STALE_SECONDS") or "15")
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
     # A file, not memory: the Celery worker the integration tests start must see the test database.

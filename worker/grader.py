@@ -23,7 +23,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -176,6 +176,7 @@ class Grader:
         self.config = config
         self._warm: deque[SandboxProcess] = deque()
         self._lock = threading.Lock()
+        self._grading = threading.Lock()
         self.last_stats: GradingStats | None = None
         # How long the last timed grading of each exercise took, by slug: before the timing phase can
         # tell its own time left, a grading is said to take about as long.
@@ -236,6 +237,38 @@ class Grader:
             raise GradingFailed(f"the data of exercise {exercise.slug} could not be made: {error}") from error
 
     def grade(self, exercise: ExerciseJob, code: str, on_progress: ProgressCallback | None = None) -> dict[str, Any]:
+        # One grading at a time per grader: a refresh of the references' figures waits for it, and it
+        # waits for a refresh under way (seconds; see references_refresh).
+        with self._grading:
+            return self._grade(exercise, code, on_progress)
+
+    def references_refresh(self, exercises: Iterable[ExerciseJob], older_than_seconds: float) -> list[str]:
+        """In a quiet moment, time the references of each exercise whose stored figures are missing or
+        older than the limit (grading the expert reference, all three pipelines timed), so that
+        gradings find fresh figures and do not time the references themselves. Stops as soon as a
+        grading is under way on this grader; returns the slugs measured."""
+        measured: list[str] = []
+        for exercise in exercises:
+            if not self.config.baselines or not self._grading.acquire(blocking=False):
+                break
+            try:
+                data = self.prepare(exercise)
+                stored = self.baselines().get(exercise.slug, self._baseline_key(exercise, data), older_than_seconds)
+                if stored is None:
+                    self._grade(exercise, exercise.spec["references"]["expert"], measure_references=True)
+                    measured.append(exercise.slug)
+            finally:
+                self._grading.release()
+        return measured
+
+    def _grade(
+        self,
+        exercise: ExerciseJob,
+        code: str,
+        on_progress: ProgressCallback | None = None,
+        *,
+        measure_references: bool = False,
+    ) -> dict[str, Any]:
         told = on_progress or (lambda progress: None)
         began = time.perf_counter()
         typical = self._last_seconds.get(exercise.slug)
@@ -260,7 +293,7 @@ class Grader:
         sandbox, warm = self._take_sandbox()
         window: dict[str, float] = {}
         try:
-            outcome, messages = self._run_job(sandbox, exercise, code, data, report, window)
+            outcome, messages = self._run_job(sandbox, exercise, code, data, report, window, measure_references)
             finished = time.perf_counter()
         finally:
             # The next grading's sandbox imports TensorFlow once this one is done: beside the checking
@@ -350,6 +383,7 @@ class Grader:
         data: ExerciseData,
         report: ProgressCallback,
         window: dict[str, float],
+        measure_references: bool = False,
     ) -> tuple[SandboxResult, list[dict[str, Any]]]:
         spec = {name: value for name, value in exercise.spec.items() if name != "references"}
         # An exercise may say which epochs its speed is measured on (its first, uncached one, say).
@@ -381,9 +415,11 @@ class Grader:
         with np.load(data.answers / "expected.npz") as arrays:
             expected = ExpectedExamples.from_arrays(dict(arrays))
         answer: dict[str, Any] = {"expected": expected.encode(), "references": exercise.spec["references"]}
-        baseline = self._baseline_find(exercise, data)
+        baseline = None if measure_references else self._baseline_find(exercise, data)
         if baseline is not None:
             answer["baseline"] = {**baseline.as_dict(), "drift_limit": self.config.baseline_drift_limit}
+        elif measure_references:
+            answer["references_why"] = "the stored figures were refreshed between gradings"
         messages: list[dict[str, Any]] = []
         lock = self.timing_lock()
 

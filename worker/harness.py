@@ -171,7 +171,9 @@ class Grading:
         if result["run_error"] is None and all(check["passed"] for check in result["checks"]):
             rounds = int(self.plan["timing_rounds"])
             if rounds > 0:
-                result.update(self.timing(answer["references"], rounds, answer.get("baseline")))
+                result.update(
+                    self.timing(answer["references"], rounds, answer.get("baseline"), answer.get("references_why"))
+                )
         result["inside_runs_seconds"] = round(self.inside_runs, 4)
         self.channel.send(result)
 
@@ -221,7 +223,11 @@ class Grading:
         return {"run_error": error, "checks": checks, "device": device or "CPU", "profile": profile}
 
     def timing(
-        self, references: Mapping[str, str], rounds: int, baseline: Mapping[str, Any] | None = None
+        self,
+        references: Mapping[str, str],
+        rounds: int,
+        baseline: Mapping[str, Any] | None = None,
+        why: str | None = None,
     ) -> dict[str, Any]:
         cpus = self.plan.get("timing_cpus") or None
         host = self.timing_gate()
@@ -231,7 +237,7 @@ class Grading:
                 # The stamping process runs on the timed CPUs too, so its clock reads are not
                 # delayed by whatever the rest of the host runs elsewhere.
                 os.sched_setaffinity(0, cpus)
-            return self.timed_with_baseline(references, rounds, cpus, host, baseline)
+            return self.timed_with_baseline(references, rounds, cpus, host, baseline, why or "none stored")
         finally:
             if cpus:
                 os.sched_setaffinity(0, restore)
@@ -259,12 +265,13 @@ class Grading:
         cpus: list[int] | None,
         host: dict[str, Any],
         baseline: Mapping[str, Any] | None,
+        why: str,
     ) -> dict[str, Any]:
         """With the host's stored figures of the references, time the submission beside the expert
         reference only, as a calibration (see worker.baselines); where there are none, or the
         calibration is further from them than the plan's drift limit, time all three."""
         if baseline is None:
-            return self.timed_rounds(references, rounds, cpus, host, {"timed": "this grading", "why": "none stored"})
+            return self.timed_rounds(references, rounds, cpus, host, {"timed": "this grading", "why": why})
         calibrated = self.timed_rounds(references, rounds, cpus, host, {"timed": "stored"}, baseline)
         if "timing" in calibrated:
             drift = float(calibrated["timing"]["host"]["references"]["drift"])

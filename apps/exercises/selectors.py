@@ -1,4 +1,4 @@
-"""Reading submissions: a learner sees their own, staff see everyone's."""
+"""Reading submissions (a learner sees their own, staff see everyone's) and the exercises a grading host serves."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
-from apps.exercises.models import Submission
+from apps.exercises.models import PipelineExercise, Submission
 
 
 def submissions_visible(
@@ -25,3 +25,8 @@ def submissions_visible(
 def submission_get(*, user: AbstractBaseUser | AnonymousUser, submission_id: int) -> Submission:
     """Someone else's submission is as absent as one that does not exist."""
     return get_object_or_404(submissions_visible(user=user), pk=submission_id)
+
+
+def pipeline_exercises() -> QuerySet[PipelineExercise]:
+    """Every pipeline exercise, for the grading host's work between gradings."""
+    return PipelineExercise.objects.order_by("slug")

@@ -3,8 +3,11 @@ verdict and a message a learner can act on."""
 
 from __future__ import annotations
 
+import json
+import threading
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from drf_spectacular.generators import SchemaGenerator
@@ -395,3 +398,32 @@ def test_an_accepted_result_says_where_the_time_goes_stage_by_stage():
     )
     assert bound["verdict"] in {"moderately", "highly"}
     assert profile["advice"].startswith("The slowest stage is Generator (from_generator")
+
+
+def test_the_references_are_refreshed_between_gradings_and_never_during_one(tmp_path: Path):
+    config = grader_config_for_tests(
+        timing_rounds=1, warm_processes=1, run_seconds=30.0, baselines=True, baseline_dir=tmp_path
+    )
+    grader = Grader(config)
+    grading_started = threading.Event()
+    results: list[dict[str, Any]] = []
+
+    def grade() -> None:
+        results.append(grader.grade(SIMULATOR, reference(SIMULATOR, "expert"), lambda _: grading_started.set()))
+
+    try:
+        assert grader.references_refresh([SIMULATOR], older_than_seconds=3600) == [SIMULATOR.slug]
+        (stored,) = tmp_path.glob("generator-simulator-source-*.json")
+        measured_at = json.loads(stored.read_text())["measured_at"]
+        # Fresh figures are left alone.
+        assert grader.references_refresh([SIMULATOR], older_than_seconds=3600) == []
+        grading = threading.Thread(target=grade)
+        grading.start()
+        assert grading_started.wait(60)
+        # While a grading is under way, even figures of any age are left for later.
+        assert grader.references_refresh([SIMULATOR], older_than_seconds=0) == []
+        grading.join(120)
+    finally:
+        grader.close()
+    assert results[0]["timing"]["host"]["references"]["timed"] == "stored"
+    assert json.loads(stored.read_text())["measured_at"] == measured_at
