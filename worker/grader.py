@@ -34,6 +34,7 @@ import yaml
 from worker.baselines import BaselineStore, ReferenceBaseline, baseline_key
 from worker.checks import ExpectedExamples
 from worker.datagen import DataGenerationFailed, ExerciseData, exercise_data_ensure
+from worker.harness import stdin_frame
 from worker.host import TimingLock, timing_cpus_resolve
 from worker.limits import MAX_CODE_BYTES
 from worker.lint import lint_pipeline_code
@@ -451,7 +452,7 @@ class Grader:
                         lock.release()
                         window["ended"] = time.monotonic()
 
-        stdin = (json.dumps(job) + "\n" + json.dumps(answer) + "\n").encode()
+        stdin = stdin_frame(job) + stdin_frame(answer)
         try:
             outcome = sandbox.finish(stdin, on_line)
         finally:

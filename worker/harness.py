@@ -3,16 +3,20 @@ by forking a fresh child for every run of learner or reference code.
 
 Protocol. The host starts this module in a sandbox ahead of time; it imports TensorFlow (no op
 runs in this process, so forks stay usable) and writes `{"event": "ready"}` to the result pipe.
-The host then writes two lines to stdin:
+The host then writes two messages to stdin, each its length in bytes on a line, then its JSON
+(`stdin_frame`):
 
 1. the job: code, entry point, spec (without references), manifest and plan;
 2. the answer: expected example signatures and the reference solutions.
 
-Line 2 is read only after the checking run of the learner's code has ended, so that code never
-shares a process with the expected answer or the references. Every run is a child forked from
-this process, which never runs learner code itself; it stamps the child's marks with its own clock
-(see worker.timing), kills the child at its deadline and then every process left in the sandbox.
-Progress lines and then one result line go to the result pipe.
+Both are read to the byte, never ahead (a buffered read of the job would hold the start of the
+answer in memory that the checking child inherits), and the answer only once the checking child
+exists, so that the learner's code never shares a process with the expected answer or the
+references. The checking child sends its first epoch's output as soon as that epoch ends; where
+it already fails a check, the run is cut short there (wrong output is told in about half the time).
+Every run is a child forked from this process, which never runs learner code itself; it stamps the
+child's marks with its own clock (see worker.timing), kills the child at its deadline and then
+every process left in the sandbox. Progress lines and then one result line go to the result pipe.
 
 Timing. Before the timed runs, a plan with `timing_gate` sends `{"event": "timing_request"}` and
 waits for the host's one-line answer on the control pipe ($SANDBOX_CONTROL_FD): the host answers
@@ -97,6 +101,8 @@ class RunOutcome:
         self.garbled = False
         # The CPUs the run's threads were allowed at its last epoch's end (read from /proc).
         self.cpus_seen: set[int] = set()
+        # Killed after a first epoch that already failed (Grading.fork_run's cut_short_when).
+        self.cut_short = False
 
     def message(self, kind: str) -> dict[str, Any] | None:
         return next((message for message in self.messages if message.get("type") == kind), None)
@@ -111,7 +117,7 @@ def main() -> None:
     import tensorflow  # noqa: F401 - the slow import, done before the job arrives
 
     channel.send({"event": "ready"})
-    job = json.loads(sys.stdin.buffer.readline())
+    job = read_message(0)
     Grading(job, channel).run()
     # The result is sent: skip TensorFlow's slow interpreter teardown.
     os._exit(0)
@@ -153,11 +159,27 @@ class Grading:
                 total=epochs,
             )
 
+        answers: list[dict[str, Any]] = []
+
+        def answer() -> dict[str, Any]:
+            # Read once the checking child has been forked, which therefore never holds it.
+            if not answers:
+                answers.append(read_message(0))
+            return answers[0]
+
+        def first_epoch_fails(message: dict[str, Any]) -> bool:
+            from worker.observation_rules import first_epoch_fails
+
+            expected = ExpectedExamples.decode(answer()["expected"])
+            return first_epoch_fails(message, expected, self.spec, self.job["code"])
+
         check = self.fork_run(
-            {"role": "check", "code": self.job["code"]}, cpus=self.plan.get("checking_cpus"), on_marks=running
+            {"role": "check", "code": self.job["code"]},
+            cpus=self.plan.get("checking_cpus"),
+            on_marks=running,
+            cut_short_when=first_epoch_fails,
         )
-        answer = json.loads(sys.stdin.buffer.readline())
-        expected = ExpectedExamples.decode(answer["expected"])
+        expected = ExpectedExamples.decode(answer()["expected"])
         result: dict[str, Any] = {"event": "result", "timing": None, "timing_error": None}
         result.update(self.check_result(check, expected))
         checks = result["checks"]
@@ -171,8 +193,9 @@ class Grading:
         if result["run_error"] is None and all(check["passed"] for check in result["checks"]):
             rounds = int(self.plan["timing_rounds"])
             if rounds > 0:
+                given = answer()
                 result.update(
-                    self.timing(answer["references"], rounds, answer.get("baseline"), answer.get("references_why"))
+                    self.timing(given["references"], rounds, given.get("baseline"), given.get("references_why"))
                 )
         result["inside_runs_seconds"] = round(self.inside_runs, 4)
         self.channel.send(result)
@@ -200,16 +223,18 @@ class Grading:
         from worker.observation_rules import evaluate_observation
 
         assert isinstance(expected, ExpectedExamples)  # noqa: S101
-        observation = check.message("observation")
+        observation = check.message("first_epoch" if check.cut_short else "observation")
         device = observation.get("device") if observation else None
-        error = run_error(check, "the checking run")
+        # A run cut short was killed on purpose: that is not the learner's error.
+        error = None if check.cut_short else run_error(check, "the checking run")
         if observation is None and error is None:
             error = {"kind": "runtime_error", "message": "The checking run ended without reporting its output."}
         checks = []
         if observation is not None:
-            checks = [
-                item.as_dict() for item in evaluate_observation(observation, expected, self.spec, self.job["code"])
-            ]
+            evaluated = evaluate_observation(
+                observation, expected, self.spec, self.job["code"], first_epoch_only=check.cut_short
+            )
+            checks = [item.as_dict() for item in evaluated]
             reported = observation.get("error")
             # A wrong structure, or a failure once the files are gone, is a failed check, not a crash.
             if (
@@ -446,6 +471,7 @@ class Grading:
         quiet: bool = False,
         cpus: list[int] | None = None,
         on_marks: MarksCallback | None = None,
+        cut_short_when: Callable[[dict[str, Any]], bool] | None = None,
     ) -> RunOutcome:
         read_end, write_end = os.pipe()
         forked_at = _perf_counter()
@@ -472,7 +498,7 @@ class Grading:
                 os._exit(exit_code)
         os.close(write_end)
         outcome = RunOutcome()
-        self.collect(pid, read_end, outcome, on_marks)
+        self.collect(pid, read_end, outcome, on_marks, cut_short_when)
         self.inside_runs += _perf_counter() - forked_at
         _sweep_other_processes()
         return outcome
@@ -486,10 +512,18 @@ class Grading:
             "plan": self.plan,
         }
 
-    def collect(self, pid: int, read_end: int, outcome: RunOutcome, on_marks: MarksCallback | None = None) -> None:
+    def collect(
+        self,
+        pid: int,
+        read_end: int,
+        outcome: RunOutcome,
+        on_marks: MarksCallback | None = None,
+        cut_short_when: Callable[[dict[str, Any]], bool] | None = None,
+    ) -> None:
         """Read the child's marks and messages until it exits (a process it left behind may hold
         the pipe open: the sweep takes care of that one) or its time is up. `on_marks` hears the
-        batches and epochs so far every PROGRESS_EVERY_SECONDS and at each epoch's end."""
+        batches and epochs so far every PROGRESS_EVERY_SECONDS and at each epoch's end; where
+        `cut_short_when` says a first-epoch message is enough, the child is killed there."""
         deadline = _monotonic() + self.run_seconds
         pending = bytearray()
         received = 0
@@ -524,8 +558,15 @@ class Grading:
             *lines, rest = pending.split(b"\n")
             pending = bytearray(rest)
             marks_before = len(outcome.marks)
+            messages_before = len(outcome.messages)
             for line in lines:
                 self.take_line(bytes(line), stamp, outcome)
+            first = [message for message in outcome.messages[messages_before:] if message.get("type") == "first_epoch"]
+            if first and cut_short_when is not None and cut_short_when(first[0]):
+                outcome.cut_short = True
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+                break
             new_marks = [mark for mark, _ in outcome.marks[marks_before:]]
             ended = new_marks.count("e")
             epochs_left -= ended
@@ -580,6 +621,24 @@ def run_error(outcome: RunOutcome, what: str) -> dict[str, Any] | None:
     if outcome.garbled:
         return {"kind": "runtime_error", "message": f"{what.capitalize()} wrote unreadable output to the grader."}
     return None
+
+
+def stdin_frame(message: Mapping[str, Any]) -> bytes:
+    """A message for the harness's stdin: its length on a line, then its JSON."""
+    payload = json.dumps(message).encode()
+    return f"{len(payload)}\n".encode() + payload
+
+
+def read_message(fd: int) -> Any:
+    """One `stdin_frame` message, read to the byte: nothing after it is taken from the pipe."""
+    length = int(_read_line(fd) or b"0")
+    received = bytearray()
+    while len(received) < length:
+        chunk = os.read(fd, length - len(received))
+        if not chunk:
+            raise EOFError("the host closed stdin inside a message")
+        received += chunk
+    return json.loads(received)
 
 
 def _read_text(path: str) -> str:
@@ -732,6 +791,12 @@ def run_child(setup: dict[str, Any], channel_fd: int) -> None:
                 observation["profile"] = _profiler_stop(tf, run_dir, batches)
             if role == "check":
                 observation["epochs"].append(_epoch_observation(np, batches, signatures, labels, low, high))
+                if epoch == 1 and epochs > 1:
+                    from worker.checks import encode_observation_arrays
+
+                    first = {**observation, "type": "first_epoch", "source_calls": list(source_calls)}
+                    first["spec_problems"] = list(check_structure.problems.values())
+                    send(encode_observation_arrays(first))
             if epoch == remove_after:
                 for path in files_to_remove:
                     path.unlink()

@@ -143,19 +143,27 @@ class ObservationRule:
     check: Callable[[Observed], Check]
     # It judges the order of the examples, which it can only do when most of them match input ones.
     needs_matches: bool = False
+    # What the first epoch alone says (a run cut short after a failing first epoch): "judges" (its
+    # result stands), "fails" (a failure stands, a pass needs the later epochs) or "nothing".
+    first_epoch: str = "judges"
 
 
 OBSERVATION_RULES: tuple[ObservationRule, ...] = (
     ObservationRule("element_spec", lambda rules: True, element_spec),
     ObservationRule(
-        "served_from_cache", lambda rules: bool(rules.get("source_files_removed_after_epoch")), served_from_cache
+        "served_from_cache",
+        lambda rules: bool(rules.get("source_files_removed_after_epoch")),
+        served_from_cache,
+        first_epoch="nothing",
     ),
     ObservationRule("batches_per_epoch", lambda rules: bool(rules.get("batches_per_epoch")), batches_per_epoch),
     ObservationRule("value_range", lambda rules: bool(rules.get("value_range")), value_range),
     ObservationRule(
         "every_example_once", lambda rules: bool(rules.get("every_example_once", True)), every_example_once
     ),
-    ObservationRule("shuffled", lambda rules: bool(rules.get("shuffled")), shuffled, needs_matches=True),
+    ObservationRule(
+        "shuffled", lambda rules: bool(rules.get("shuffled")), shuffled, needs_matches=True, first_epoch="fails"
+    ),
     ObservationRule(
         "mixes_shards",
         lambda rules: bool(rules.get("min_shards_in_first_batch")),
@@ -166,22 +174,30 @@ OBSERVATION_RULES: tuple[ObservationRule, ...] = (
         "source_called_once_per_epoch",
         lambda rules: bool(rules.get("source_called_once_per_epoch")),
         source_called_once_per_epoch,
+        first_epoch="fails",
     ),
     ObservationRule(
         "augmentation_varies",
         lambda rules: bool(rules.get("augmentation_varies_between_epochs")),
         augmentation_varies_between_epochs,
+        first_epoch="nothing",
         needs_matches=True,
     ),
 )
 
 
 def evaluate_observation(
-    observation: Mapping[str, Any], expected: ExpectedExamples, spec: Mapping[str, Any], code: str
+    observation: Mapping[str, Any],
+    expected: ExpectedExamples,
+    spec: Mapping[str, Any],
+    code: str,
+    *,
+    first_epoch_only: bool = False,
 ) -> list[Check]:
     """Every check the exercise's rules ask for, from what the checking run observed, failing ones
     included: a learner hears of every fault at once. A check that needs output the run never gave
-    says so instead (not run)."""
+    says so instead (not run). `first_epoch_only`: the run was cut short after a first epoch that
+    already failed, and each rule tells what it can from that epoch (ObservationRule.first_epoch)."""
     rules = spec.get("rules", {})
     checks: list[Check] = []
     if rules.get("requires_from_generator_output_signature"):
@@ -196,7 +212,34 @@ def evaluate_observation(
     observed = Observed(observation, expected, spec)
     if not observed.epochs:
         return [*checks, *(check_not_run(rule.name, "the pipeline gave no epoch") for rule in asked)]
+    if first_epoch_only:
+        return [*checks, *(_checked_on_first_epoch(rule, observed) for rule in asked)]
     return [*checks, *(_checked(rule, observed) for rule in asked)]
+
+
+def first_epoch_fails(
+    observation: Mapping[str, Any], expected: ExpectedExamples, spec: Mapping[str, Any], code: str
+) -> bool:
+    """Whether the first epoch's output alone already fails a check (the run need not go on). Checks
+    of the code itself do not count: they are told whatever the run shows, so the run goes on to
+    tell what the later epochs show too."""
+    output_checks = {rule.name for rule in OBSERVATION_RULES}
+    return any(
+        not check.passed and check.ran and check.name in output_checks
+        for check in evaluate_observation(observation, expected, spec, code, first_epoch_only=True)
+    )
+
+
+CUT_SHORT = "the run stopped after its first epoch, which already failed; it is checked once that epoch passes"
+
+
+def _checked_on_first_epoch(rule: ObservationRule, observed: Observed) -> Check:
+    if rule.first_epoch == "nothing":
+        return check_not_run(rule.name, CUT_SHORT)
+    check = _checked(rule, observed)
+    if rule.first_epoch == "fails" and check.passed:
+        return check_not_run(rule.name, CUT_SHORT)
+    return check
 
 
 def _checked(rule: ObservationRule, observed: Observed) -> Check:

@@ -24,6 +24,7 @@ from tests.support.grading import (
     requires_sandbox,
 )
 from worker.grader import Grader, Progress
+from worker.observation_rules import CUT_SHORT
 
 pytestmark = [requires_sandbox, pytest.mark.grader]
 
@@ -110,6 +111,19 @@ def test_two_faults_are_both_reported_at_once(checking_grader: Grader):
     assert result["message"] == f"2 checks failed. First: {failures['element_spec']}"
     assert result["score"]["correctness"] == 0.0
     assert result["score"]["correctness_max"] == IMAGES.spec["scoring"]["correctness"]
+
+
+def test_a_first_epoch_that_fails_cuts_the_run_short_and_says_what_it_could_not_check(checking_grader: Grader):
+    code = image_pipeline().replace('tf.cast(parsed["label"], tf.int32)', 'parsed["label"]')
+    result = checking_grader.grade(IMAGES, code)
+    assert result["verdict"] == "wrong_output"
+    checks = {check["name"]: check for check in result["checks"]}
+    assert checks["element_spec"]["message"] == "batch 1: labels are int64, expected int32."
+    # What the first epoch shows is told; whether the second epoch reshuffles is left for the next try.
+    assert checks["every_example_once"]["passed"] and checks["batches_per_epoch"]["passed"]
+    assert checks["shuffled"]["ran"] is False
+    assert checks["shuffled"]["message"] == f"Not run: {CUT_SHORT}."
+    assert result["profile"]["batches"] == IMAGES.spec["rules"]["batches_per_epoch"]
 
 
 def test_unscaled_float_images_fail_the_value_range(checking_grader: Grader):

@@ -80,4 +80,5 @@ def build_pipeline(make_source):
 
 
 # What every grading result holds, however it ended.
-RESULT_KEYS = {"verdict", "message", "checks", "timing", "speedup", "score", "lint", "device", "output"}
+# Of a result whose checking run traced its first epoch (a rejected or crashed one has no profile).
+RESULT_KEYS = {"verdict", "message", "checks", "timing", "speedup", "score", "lint", "device", "output", "profile"}
