@@ -416,7 +416,8 @@ def main(argv: list[str]) -> None:
     print(f"device: {'GPU ' + ', '.join(gpu_devices()) if gpu_devices() else 'CPU only'}")
     plan = config(options.quick)
     print(
-        f"timing plan: up to {plan.timing_rounds} rounds, {plan.warmup_epochs} warm-up + {plan.measured_epochs} measured epoch per run"
+        f"timing plan: up to {plan.timing_rounds} rounds, {plan.warmup_epochs} warm-up"
+        f" + {plan.measured_epochs} measured epoch per run"
     )
     benches: dict[str, Callable[[], None]] = {
         "a": lambda: bench_overhead(options.quick, 3 if options.quick else 5),
