@@ -787,16 +787,18 @@ def run_child(setup: dict[str, Any], channel_fd: int) -> None:
                     step(batch)
                 mark(b"s")
             mark(b"e")
-            if profiling:
-                observation["profile"] = _profiler_stop(tf, run_dir, batches)
             if role == "check":
                 observation["epochs"].append(_epoch_observation(np, batches, signatures, labels, low, high))
                 if epoch == 1 and epochs > 1:
                     from worker.checks import encode_observation_arrays
 
+                    # Before the trace is written (a fifth of a second): a failing first epoch ends
+                    # the run here, and its result needs no profile.
                     first = {**observation, "type": "first_epoch", "source_calls": list(source_calls)}
                     first["spec_problems"] = list(check_structure.problems.values())
                     send(encode_observation_arrays(first))
+            if profiling:
+                observation["profile"] = _profiler_stop(tf, run_dir, batches)
             if epoch == remove_after:
                 for path in files_to_remove:
                     path.unlink()

@@ -173,7 +173,7 @@ class GradingResultOutput(serializers.Serializer):
     profile = ProfileOutput(
         required=False,
         help_text="Where the learner's pipeline spends its time, stage by stage; absent when the checking run"
-        " could not trace it (it stopped early) and from older results.",
+        " stopped in its first epoch (a failing first epoch cuts it short) and from older results.",
     )
 
 

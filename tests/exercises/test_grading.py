@@ -123,7 +123,8 @@ def test_a_first_epoch_that_fails_cuts_the_run_short_and_says_what_it_could_not_
     assert checks["every_example_once"]["passed"] and checks["batches_per_epoch"]["passed"]
     assert checks["shuffled"]["ran"] is False
     assert checks["shuffled"]["message"] == f"Not run: {CUT_SHORT}."
-    assert result["profile"]["batches"] == IMAGES.spec["rules"]["batches_per_epoch"]
+    # Its trace was still being written when the run was cut short: a wrong output has no profile.
+    assert "profile" not in result
 
 
 def test_unscaled_float_images_fail_the_value_range(checking_grader: Grader):

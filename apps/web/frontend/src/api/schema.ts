@@ -1720,7 +1720,7 @@ export interface components {
             device: string;
             /** @description What the checking run printed (the end of it). */
             output: string;
-            /** @description Where the learner's pipeline spends its time, stage by stage; absent when the checking run could not trace it (it stopped early) and from older results. */
+            /** @description Where the learner's pipeline spends its time, stage by stage; absent when the checking run stopped in its first epoch (a failing first epoch cuts it short) and from older results. */
             profile?: components["schemas"]["ProfileOutput"];
         };
         Health200: {
