@@ -292,11 +292,17 @@ class Grader:
         if rejection is not None:
             return _result("rejected", rejection, exercise, lint=lint)
         data = self.prepare(exercise)
+        key = self._baseline_key(exercise, data) if self.config.baselines else None
+        baseline = None
+        if key is not None and not measure_references:
+            baseline = self.baselines().get(exercise.slug, key, self.config.baseline_max_age_seconds)
         started = time.perf_counter()
         sandbox, warm = self._take_sandbox()
         window: dict[str, float] = {}
         try:
-            outcome, messages = self._run_job(sandbox, exercise, code, data, report, window, measure_references)
+            outcome, messages = self._run_job(
+                sandbox, exercise, code, data, report, window, baseline, measure_references
+            )
             finished = time.perf_counter()
         finally:
             # The next grading's sandbox imports TensorFlow once this one is done: beside the checking
@@ -315,7 +321,8 @@ class Grader:
         )
         result = interpret(outcome, messages, exercise, lint, tolerance=self.config.speedup_tolerance)
         if result["timing"] is not None and result["speedup"] is not None:
-            self._baseline_keep(exercise, data, result)
+            if key is not None:
+                self._baseline_keep(exercise.slug, key, result)
             self._last_seconds[exercise.slug] = time.perf_counter() - began
         return result
 
@@ -338,18 +345,11 @@ class Grader:
         }
         return baseline_key(parts, WORKER_DIR)
 
-    def _baseline_find(self, exercise: ExerciseJob, data: ExerciseData) -> ReferenceBaseline | None:
-        if not self.config.baselines:
-            return None
-        key = self._baseline_key(exercise, data)
-        return self.baselines().get(exercise.slug, key, self.config.baseline_max_age_seconds)
-
-    def _baseline_keep(self, exercise: ExerciseJob, data: ExerciseData, result: Mapping[str, Any]) -> None:
+    def _baseline_keep(self, slug: str, key: str, result: Mapping[str, Any]) -> None:
         """Store the references' figures of a grading that timed them (not one that reused them)."""
         timing, speedup = result["timing"], result["speedup"]
         host = timing["host"]
-        measured_here = host.get("references", {}).get("timed") == "this grading"
-        if not self.config.baselines or host.get("disturbed") or not measured_here:
+        if host.get("disturbed") or host.get("references", {}).get("timed") != "this grading":
             return
         expert = float(timing["expert"]["epoch_seconds"])
         ratio = float(speedup["expert_vs_naive"])
@@ -361,7 +361,7 @@ class Grader:
             measured_at=time.time(),
             rounds=int(speedup["rounds"]),
         )
-        self.baselines().put(exercise.slug, self._baseline_key(exercise, data), baseline)
+        self.baselines().put(slug, key, baseline)
 
     def timing_cpus(self) -> tuple[list[int] | None, list[int] | None]:
         """The CPUs of timed runs and of checking runs (None: not pinned)."""
@@ -386,7 +386,8 @@ class Grader:
         data: ExerciseData,
         report: ProgressCallback,
         window: dict[str, float],
-        measure_references: bool = False,
+        baseline: ReferenceBaseline | None,
+        measure_references: bool,
     ) -> tuple[SandboxResult, list[dict[str, Any]]]:
         spec = {name: value for name, value in exercise.spec.items() if name != "references"}
         # An exercise may say which epochs its speed is measured on (its first, uncached one, say).
@@ -418,7 +419,6 @@ class Grader:
         with np.load(data.answers / "expected.npz") as arrays:
             expected = ExpectedExamples.from_arrays(dict(arrays))
         answer: dict[str, Any] = {"expected": expected.encode(), "references": exercise.spec["references"]}
-        baseline = None if measure_references else self._baseline_find(exercise, data)
         if baseline is not None:
             answer["baseline"] = {**baseline.as_dict(), "drift_limit": self.config.baseline_drift_limit}
         elif measure_references:

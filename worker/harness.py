@@ -159,19 +159,19 @@ class Grading:
                 total=epochs,
             )
 
-        answers: list[dict[str, Any]] = []
+        answers: list[tuple[dict[str, Any], ExpectedExamples]] = []
 
-        def answer() -> dict[str, Any]:
+        def answer() -> tuple[dict[str, Any], ExpectedExamples]:
             # Read once the checking child has been forked, which therefore never holds it.
             if not answers:
-                answers.append(read_message(0))
+                given = read_message(0)
+                answers.append((given, ExpectedExamples.decode(given["expected"])))
             return answers[0]
 
         def first_epoch_fails(message: dict[str, Any]) -> bool:
             from worker.observation_rules import first_epoch_fails
 
-            expected = ExpectedExamples.decode(answer()["expected"])
-            return first_epoch_fails(message, expected, self.spec, self.job["code"])
+            return first_epoch_fails(message, answer()[1], self.spec, self.job["code"])
 
         check = self.fork_run(
             {"role": "check", "code": self.job["code"]},
@@ -179,7 +179,7 @@ class Grading:
             on_marks=running,
             cut_short_when=first_epoch_fails,
         )
-        expected = ExpectedExamples.decode(answer()["expected"])
+        given, expected = answer()
         result: dict[str, Any] = {"event": "result", "timing": None, "timing_error": None}
         result.update(self.check_result(check, expected))
         checks = result["checks"]
@@ -193,7 +193,6 @@ class Grading:
         if result["run_error"] is None and all(check["passed"] for check in result["checks"]):
             rounds = int(self.plan["timing_rounds"])
             if rounds > 0:
-                given = answer()
                 result.update(
                     self.timing(given["references"], rounds, given.get("baseline"), given.get("references_why"))
                 )
