@@ -324,8 +324,11 @@ def test_timed_grading_reports_timing_speedups_and_score():
     assert result["score"]["total"] == result["score"]["correctness"] + result["score"]["speed"]
     assert phases[0].phase == "checking" and "timing" in {progress.phase for progress in phases}
     # Each report says what is being done, with its counts; timing runs count up to all of them,
-    # with the time left once one run has been timed.
-    assert all(progress.label and progress.total for progress in phases), phases
+    # with the time left once one run has been timed. A grading in another test process may hold
+    # the host's timing CPUs for a while: that wait is told without counts.
+    assert all(progress.label for progress in phases), phases
+    phases = [progress for progress in phases if not progress.label.startswith("Waiting for the timing CPUs")]
+    assert all(progress.total for progress in phases), phases
     timed = [progress for progress in phases if progress.phase == "timing"]
     assert [progress.total for progress in timed] == [3] * len(timed)
     assert [progress.done for progress in timed] == sorted(progress.done or 0 for progress in timed)

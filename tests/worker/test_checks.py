@@ -128,6 +128,16 @@ def test_run_timing_reads_epochs_waits_and_first_batch_from_the_marks():
         pipeline_timing([timing], warmup_epochs=2)
 
 
+def test_an_epoch_ends_with_its_last_step_not_when_the_iterator_says_it_ran_out():
+    stream = marks(epochs=1, batches=10, step=0.012, wait=0.008)
+    ended = stream.pop()
+    slow_to_end = [*stream, ("e", ended[1] + 0.14)]
+    assert run_timing(slow_to_end).epochs[0].seconds == pytest.approx(run_timing([*stream, ended]).epochs[0].seconds)
+    assert run_timing(slow_to_end).epochs[0].seconds == pytest.approx(0.2)
+    one_batch = [("c", 1.0), ("i", 1.1), ("b", 1.2), ("s", 1.25), ("e", 1.4)]
+    assert run_timing(one_batch).epochs[0].seconds == pytest.approx(0.15)
+
+
 def test_speed_points_grow_linearly_up_to_the_capped_threshold():
     targets = {"no_credit_at_or_below": 1.0, "full_credit_at": 3.0, "expert_fraction": 0.8}
     # The expert reached 2.0x here, so full credit is at 1.6x.
