@@ -185,7 +185,7 @@ def plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
-def multiset_check(matches: Sequence[EpochMatch], example_count: int) -> Check:
+def multiset_check(matches: Sequence[EpochMatch], example_count: int, unmatched_hint: str) -> Check:
     for epoch, match in enumerate(matches, start=1):
         matched = match.indices[match.indices >= 0]
         unmatched = int((match.indices < 0).sum())
@@ -194,12 +194,10 @@ def multiset_check(matches: Sequence[EpochMatch], example_count: int) -> Check:
         missing = example_count - len(counts)
         problems = []
         if unmatched:
-            problems.append(
-                f"{plural(unmatched, 'example')} match no input example (check decoding and scaling:"
-                " values must be the decoded pixels divided by 255)"
-            )
+            verb = "matches" if unmatched == 1 else "match"
+            problems.append(f"{plural(unmatched, 'example')} {verb} no input example ({unmatched_hint})")
         if repeated:
-            problems.append(f"{plural(repeated, 'example')} appear more than once")
+            problems.append(f"{plural(repeated, 'example')} {'appears' if repeated == 1 else 'appear'} more than once")
         if missing:
             problems.append(f"{plural(missing, 'input example')} never appear")
         if problems:

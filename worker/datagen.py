@@ -10,7 +10,9 @@ interpreter, under a lock, atomically:
                                order: `signatures` (one row per example, see worker.checks),
                                `labels`, `shards`, and for exercises with a random left-right flip,
                                `flipped_signatures`
-    answers/<key>/manifest.json the generator, the file names in order and the example count
+    answers/<key>/manifest.json the generator, the file names in order, the example count and,
+                               for exercises over records that do not parse, where each bad
+                               record is and what is wrong with it
 
 Only `inputs/` is ever shown to a sandbox: the expected signatures stay with the host, and reach
 the grading process only after the learner's code has finished producing its output.
@@ -116,10 +118,11 @@ def generate(spec: Mapping[str, Any], output: Path) -> None:
     files_dir.mkdir(parents=True)
     rng = np.random.default_rng(int(data["seed"]))
     generator = data["generator"]
+    bad_records: list[dict[str, Any]] = []
     if generator == "tfrecord_jpeg_images":
         files, values, labels, shards = _jpeg_shards(data, rules, rng, files_dir)
     elif generator == "tfrecord_feature_vectors":
-        files, values, labels, shards = _feature_shards(data, rng, files_dir)
+        files, values, labels, shards, bad_records = _feature_shards(data, rng, files_dir)
     elif generator == "python_simulator":
         files, values, labels, shards = _simulator_arrays(data, rng, files_dir)
     else:
@@ -133,6 +136,8 @@ def generate(spec: Mapping[str, Any], output: Path) -> None:
         expected["flipped_signatures"] = np.stack([example_signature(value[:, ::-1]) for value in values])
     np.savez(output / "expected.npz", **expected)
     manifest = {"generator": generator, "files": files, "examples": len(labels), "version": GENERATOR_VERSION}
+    if bad_records:
+        manifest["bad_records"] = bad_records
     (output / "manifest.json").write_text(json.dumps(manifest, indent=2))
 
 
@@ -175,25 +180,68 @@ def _smooth_image(rng: Any, height: int, width: int) -> Any:
 
 
 def _feature_shards(data: Mapping[str, Any], rng: Any, files_dir: Path) -> tuple[Any, ...]:
+    """Shards of (features, label) examples; with `bad_records` (kind: count), that many records
+    that must not reach the output are spread among them at random (see worker.observation_rules.BAD_RECORD_KINDS) and
+    listed in the manifest; the expected examples are the good ones only."""
     import numpy as np
     import tensorflow as tf
 
+    from worker.observation_rules import BAD_RECORD_KINDS
+
     per_shard, shard_count = int(data["examples_per_shard"]), int(data["shards"])
+    dimension = int(data["feature_dim"])
     pattern = data.get("file_name_pattern", "train-{index:05d}.tfrecord")
-    files, values, labels, shards = [], [], [], []
+    bad_kinds = [kind for kind, count in dict(data.get("bad_records") or {}).items() for _ in range(int(count))]
+    unknown = set(bad_kinds) - set(BAD_RECORD_KINDS)
+    if unknown:
+        raise ValueError(f"unknown bad record kinds: {sorted(unknown)}")
+    total = per_shard * shard_count + len(bad_kinds)
+    bad_at: dict[int, str] = {}
+    if bad_kinds:  # no draw without them, so that other exercises' data stays as it was
+        positions = sorted(rng.choice(total, size=len(bad_kinds), replace=False).tolist())
+        bad_at = dict(zip(positions, [bad_kinds[index] for index in rng.permutation(len(bad_kinds))], strict=True))
+    files, values, labels, shards, bad = [], [], [], [], []
+    position = 0
     for shard in range(shard_count):
         name = pattern.format(index=shard)
         files.append(name)
         with tf.io.TFRecordWriter(str(files_dir / name)) as writer:
-            for _ in range(per_shard):
-                features = rng.normal(0, 1, size=int(data["feature_dim"])).astype(np.float32)
-                label = int(rng.integers(0, int(data["num_classes"])))
-                feature_list = tf.train.Feature(float_list=tf.train.FloatList(value=features.tolist()))
-                writer.write(_example({"features": feature_list, "label": _int_feature(label)}))
-                values.append(features)
-                labels.append(label)
-                shards.append(shard)
-    return files, values, np.array(labels), np.array(shards)
+            written = 0
+            good = 0
+            while good < per_shard or (shard == shard_count - 1 and position < total):
+                if position in bad_at:
+                    writer.write(_bad_record(bad_at[position], rng, dimension))
+                    bad.append({"file": name, "record": written, "kind": bad_at[position]})
+                else:
+                    features = rng.normal(0, 1, size=dimension).astype(np.float32)
+                    label = int(rng.integers(0, int(data["num_classes"])))
+                    feature_list = tf.train.Feature(float_list=tf.train.FloatList(value=features.tolist()))
+                    writer.write(_example({"features": feature_list, "label": _int_feature(label)}))
+                    values.append(features)
+                    labels.append(label)
+                    shards.append(shard)
+                    good += 1
+                position += 1
+                written += 1
+    return files, values, np.array(labels), np.array(shards), bad
+
+
+def _bad_record(kind: str, rng: Any, dimension: int) -> bytes:
+    import numpy as np
+    import tensorflow as tf
+
+    def floats(count: int) -> Any:
+        values = rng.normal(0, 1, size=count).astype(np.float32).tolist()
+        return tf.train.Feature(float_list=tf.train.FloatList(value=values))
+
+    if kind == "not_an_example":
+        # A protocol buffer field with wire type 7, which does not exist: no parser accepts it.
+        return b"\xff" + bytes(rng.integers(0, 256, size=int(rng.integers(20, 120)), dtype=np.uint8))
+    if kind == "missing_label":
+        return _example({"features": floats(dimension)})
+    if kind == "wrong_feature_count":
+        return _example({"features": floats(dimension + int(rng.choice([-1, 1]))), "label": _int_feature(1)})
+    return _example({"features": floats(dimension), "label": floats(1)})
 
 
 def _simulator_arrays(data: Mapping[str, Any], rng: Any, files_dir: Path) -> tuple[Any, ...]:

@@ -33,6 +33,7 @@ import ctypes
 import glob
 import json
 import os
+import re
 import resource
 import select
 import shutil
@@ -219,7 +220,7 @@ class Grading:
 
     def check_result(self, check: RunOutcome, expected: Any) -> dict[str, Any]:
         from worker.checks import ExpectedExamples
-        from worker.observation_rules import evaluate_observation
+        from worker.observation_rules import evaluate_observation, failed_run_is_a_check
 
         assert isinstance(expected, ExpectedExamples)  # noqa: S101
         observation = check.message("first_epoch" if check.cut_short else "observation")
@@ -235,13 +236,7 @@ class Grading:
             )
             checks = [item.as_dict() for item in evaluated]
             reported = observation.get("error")
-            # A wrong structure, or a failure once the files are gone, is a failed check, not a crash.
-            if (
-                reported
-                and error is None
-                and reported.get("kind") != "element_spec"
-                and not reported.get("files_removed")
-            ):
+            if reported and error is None and not failed_run_is_a_check(reported, self.spec.get("rules", {})):
                 error = reported
         profile = observation.get("profile") if observation else None
         return {"run_error": error, "checks": checks, "device": device or "CPU", "profile": profile}
@@ -761,6 +756,9 @@ def run_child(setup: dict[str, Any], channel_fd: int) -> None:
         phase = f"calling {setup['entry_point']}"
         mark(b"c")
         dataset = entry(argument)
+        skipped = None
+        if rules.get("bad_records_skipped"):
+            dataset, skipped = _dataset_and_counter(dataset, setup["entry_point"])
         if not isinstance_(dataset, dataset_type):
             raise TypeError(f"{setup['entry_point']} returned {type(dataset).__name__}, expected a tf.data.Dataset")
         dataset = dataset.with_options(options)
@@ -788,6 +786,8 @@ def run_child(setup: dict[str, Any], channel_fd: int) -> None:
             mark(b"e")
             if role == "check":
                 observation["epochs"].append(_epoch_observation(np, batches, signatures, labels, low, high))
+                if skipped is not None:
+                    observation["epochs"][-1].update(_counter_reading(skipped, np))
                 if epoch == 1 and epochs > 1:
                     from worker.checks import encode_observation_arrays
 
@@ -911,7 +911,7 @@ def _pipeline_argument(setup: dict[str, Any], run_dir: Path, np: Any) -> tuple[A
             shutil.copyfile(path, copy)
             copies.append(copy)
         files = removable = copies
-    if generator == "tfrecord_feature_vectors":
+    if data.get("argument") == "glob":
         pattern = data.get("file_name_pattern", "")
         wildcard = pattern.split("{")[0] + "*" + pattern.split("}")[-1] if "{" in pattern else "*"
         matched = sorted(glob.glob(str(files[0].parent / wildcard)))
@@ -990,13 +990,45 @@ def _epoch_observation(
     }
 
 
+def _dataset_and_counter(returned: Any, entry_point: str) -> tuple[Any, Any]:
+    """The (dataset, skipped) pair of an exercise over records that do not parse."""
+    if not isinstance(returned, tuple) or len(returned) != 2:
+        raise TypeError(
+            f"{entry_point} returned {type(returned).__name__}, expected a pair (dataset, skipped): skipped a"
+            " function with no arguments, or a tf.Variable, giving how many records were skipped"
+        )
+    return returned[0], returned[1]
+
+
+def _counter_reading(counter: Any, np: Any) -> dict[str, Any]:
+    """What the learner's counter of skipped records says now, or why it could not be read."""
+    try:
+        value = counter.numpy() if hasattr(counter, "numpy") else counter()
+        number = np.asarray(value)
+        if number.shape != () or not np.issubdtype(number.dtype, np.number):
+            return {"skipped_error": f"it gave {type(value).__name__} {str(value)[:60]}, not a number"}
+        return {"skipped": int(number)}
+    except Exception as error:  # the learner's counter is read, never trusted
+        return {"skipped_error": f"reading it raised {type(error).__name__}: {str(error)[:200]}"}
+
+
+# What TensorFlow wraps around an op's own error message: the function and node names, the op, and
+# the chain of dataset iterators; the learner reads the message itself.
+_TENSORFLOW_NOISE = re.compile(
+    r"\{\{function_node [^}]*\}\}\s*"
+    r"|Error in user-defined function passed to \S+ transformation with iterator: \S+: "
+    r"|\[\[\{\{node [^}]*\}\}\]\]\s*"
+    r"|\[Op:\w+\]( name: \S*)?"
+)
+
+
 def _learner_traceback(error: BaseException, phase: str) -> str:
     """The error as the learner should read it: their own frames and the exception, briefly."""
     if isinstance(error, ElementSpecError):
         return str(error)
     frames = [frame for frame in traceback.extract_tb(error.__traceback__) if frame.filename == SUBMISSION_FILE]
     where = "".join(f"  line {frame.lineno}, in {frame.name}: {frame.line}\n" for frame in frames[-3:])
-    text = str(error).strip().splitlines()
+    text = [line for line in _TENSORFLOW_NOISE.sub("", str(error)).strip().splitlines() if line.strip()]
     summary = f"{type(error).__name__}: {text[0] if text else ''}"
     if len(text) > 1:
         summary += " " + " ".join(line.strip() for line in text[1:4])

@@ -30,6 +30,14 @@ from worker.checks import (
 # The share of an epoch's examples that must match input ones for the checks of their order to run.
 MATCHED_FOR_ORDER = 0.5
 
+# The kinds of bad record an exercise's data may hold (spec.data.bad_records), as a learner reads them.
+BAD_RECORD_KINDS = {
+    "not_an_example": "not a tf.train.Example at all",
+    "missing_label": "without a label",
+    "wrong_feature_count": "with the wrong number of features",
+    "label_wrong_type": "with a float label",
+}
+
 
 @dataclass(frozen=True)
 class Observed:
@@ -48,6 +56,11 @@ class Observed:
     def epochs(self) -> list[Mapping[str, Any]]:
         epochs: list[Mapping[str, Any]] = self.observation["epochs"]
         return epochs
+
+    @property
+    def bad_records(self) -> dict[str, int]:
+        """How many records of each kind in an epoch's input must be skipped (none in most exercises)."""
+        return {kind: int(count) for kind, count in dict(self.spec["data"].get("bad_records") or {}).items()}
 
     @property
     def removed_after(self) -> int:
@@ -103,7 +116,56 @@ def value_range(observed: Observed) -> Check:
 
 
 def every_example_once(observed: Observed) -> Check:
-    return multiset_check(observed.matches, len(observed.expected.labels))
+    return multiset_check(observed.matches, len(observed.expected.labels), _unmatched_hint(observed.spec))
+
+
+def _unmatched_hint(spec: Mapping[str, Any]) -> str:
+    """What an output example that matches no input one most likely means, in this exercise."""
+    data = spec["data"]
+    if data.get("bad_records"):
+        return (
+            "bad records got through: a default for a missing feature, or features padded or cut to length,"
+            " makes an example that is none of the good records; parse with a fixed schema without defaults"
+            " and skip the records that fail"
+        )
+    if data["generator"] == "tfrecord_jpeg_images":
+        return "check decoding and scaling: values must be the decoded pixels divided by 255"
+    if data["generator"] == "tfrecord_feature_vectors":
+        return "check the parsing: the features must be the stored floats, unchanged"
+    return "the values must be the source's own, unchanged"
+
+
+def bad_records_skipped(observed: Observed) -> Check:
+    per_epoch = sum(observed.bad_records.values())
+    kinds = ", ".join(f"{count} {BAD_RECORD_KINDS[kind]}" for kind, count in observed.bad_records.items())
+    readings = []
+    for number, epoch in enumerate(observed.epochs, start=1):
+        if "skipped" not in epoch:
+            return Check(
+                "bad_records_skipped",
+                False,
+                f"skipped could not be read after epoch {number}: {epoch.get('skipped_error', 'no reading')}.",
+            )
+        reading, wanted = int(epoch["skipped"]), number * per_epoch
+        readings.append(str(reading))
+        if reading != wanted:
+            hint = "count every record you skip"
+            if reading == per_epoch and number > 1:
+                hint = "the count goes on over the epochs: do not start it again each epoch"
+            elif reading > wanted:
+                hint = "count only the records you skip, once each"
+            return Check(
+                "bad_records_skipped",
+                False,
+                f"skipped gave {reading} after epoch {number}, expected {wanted}: each epoch holds"
+                f" {per_epoch} bad records ({kinds}); {hint}.",
+            )
+    return Check(
+        "bad_records_skipped",
+        True,
+        f"Each epoch went past its {per_epoch} bad records ({kinds}), and skipped counted them:"
+        f" {', '.join(readings)} after epochs 1 to {len(readings)}.",
+    )
 
 
 def shuffled(observed: Observed) -> Check:
@@ -176,6 +238,7 @@ OBSERVATION_RULES: tuple[ObservationRule, ...] = (
         source_called_once_per_epoch,
         first_epoch="fails",
     ),
+    ObservationRule("bad_records_skipped", lambda rules: bool(rules.get("bad_records_skipped")), bad_records_skipped),
     ObservationRule(
         "augmentation_varies",
         lambda rules: bool(rules.get("augmentation_varies_between_epochs")),
@@ -205,10 +268,7 @@ def evaluate_observation(
     asked = [rule for rule in OBSERVATION_RULES if rule.asked(rules)]
     error = observation.get("error")
     if error:
-        return [
-            *checks,
-            *_failed_run_checks(error, asked, removed_after=int(rules.get("source_files_removed_after_epoch", 0))),
-        ]
+        return [*checks, *_failed_run_checks(error, asked, rules)]
     observed = Observed(observation, expected, spec)
     if not observed.epochs:
         return [*checks, *(check_not_run(rule.name, "the pipeline gave no epoch") for rule in asked)]
@@ -248,10 +308,24 @@ def _checked(rule: ObservationRule, observed: Observed) -> Check:
     return rule.check(observed)
 
 
+def failed_run_is_a_check(error: Mapping[str, Any], rules: Mapping[str, Any]) -> bool:
+    """Whether the checking run's error is told as a failed check (a wrong structure, a failure once
+    the files are gone, an epoch stopped by a bad record) rather than as the run's error."""
+    if error.get("kind") == "element_spec":
+        return True
+    if rules.get("source_files_removed_after_epoch") and error.get("files_removed"):
+        return True
+    return bool(rules.get("bad_records_skipped")) and str(error.get("phase", "")).startswith("epoch")
+
+
 def _failed_run_checks(
-    error: Mapping[str, Any], asked: Sequence[ObservationRule], *, removed_after: int
+    error: Mapping[str, Any], asked: Sequence[ObservationRule], rules: Mapping[str, Any]
 ) -> list[Check]:
     """The checks of a run that stopped: the one its error says failed, and the others not run."""
+    removed_after = int(rules.get("source_files_removed_after_epoch", 0))
+    if not failed_run_is_a_check(error, rules):
+        # The run's error is the result (runtime_error); no check can be told from it.
+        return []
     if error.get("kind") == "element_spec":
         failed = Check("element_spec", False, str(error["message"]))
         reason = "needs batches of the right structure and shape"
@@ -260,16 +334,26 @@ def _failed_run_checks(
             "served_from_cache",
             False,
             f"Epoch {removed_after + 1} failed after the TFRecord files were removed: later epochs must"
-            " come from cache(), placed after decoding and resizing. "
-            + str(error.get("message", "")).splitlines()[-1][:300],
+            " come from cache(), placed after decoding and resizing. " + _last_line(error),
         )
         reason = "needs every epoch, and the pipeline stopped once the files were gone"
     else:
-        # The run's error is the result (runtime_error); no check can be told from it.
-        return []
-    # Both checks that can fail here are asked for whenever such an error can happen.
+        failed = Check(
+            "bad_records_skipped",
+            False,
+            f"The pipeline stopped in {error['phase']} with an error, most likely at one of the bad records:"
+            f" {_last_line(error)} One bad record must not end the epoch: skip the records whose parsing"
+            " fails (ignore_errors() after the parse) and count them.",
+        )
+        reason = "needs an epoch that goes on past the bad records"
+    # The check that fails here is asked for whenever such an error can happen.
     return [failed if rule.name == failed.name else check_not_run(rule.name, reason) for rule in asked]
 
 
 def _element_spec_text(element_spec: Sequence[Mapping[str, Any]]) -> str:
     return ", ".join(f"{part['name']} {part['dtype']} {tuple(part['shape'])}" for part in element_spec)
+
+
+def _last_line(error: Mapping[str, Any]) -> str:
+    lines = str(error.get("message", "")).strip().splitlines()
+    return lines[-1][:300] if lines else ""

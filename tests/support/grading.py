@@ -20,6 +20,7 @@ SIMULATOR = EXERCISES["generator-simulator-source"]
 IMAGES = EXERCISES["tfrecord-image-pipeline"]
 SHARDS = EXERCISES["many-file-interleave"]
 CACHE = EXERCISES["cache-then-augment"]
+RECORDS = EXERCISES["records-that-do-not-parse"]
 
 
 def reference(exercise: ExerciseJob, which: str) -> str:

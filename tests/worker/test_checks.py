@@ -64,14 +64,14 @@ def test_multiset_check_counts_duplicates_missing_and_unknown_examples():
     labels[3] = labels[4]
     images[7] = 0.5
     match = match_epoch(batch_signatures(images), labels, expected, 0.5 / 255)
-    check = multiset_check([match], 12)
+    check = multiset_check([match], 12, "check the decoding")
     assert not check.passed
     assert check.message == (
-        "epoch 1: 1 example match no input example (check decoding and scaling: values must be the decoded"
-        " pixels divided by 255); 1 example appear more than once; 2 input examples never appear."
+        "epoch 1: 1 example matches no input example (check the decoding); 1 example appears more than once;"
+        " 2 input examples never appear."
     )
     good = match_epoch(batch_signatures(PIXELS.astype(np.float32) / 255.0), LABELS, expected, 0.5 / 255)
-    assert multiset_check([good, good], 12).passed
+    assert multiset_check([good, good], 12, "check the decoding").passed
 
 
 def test_shuffle_check_needs_a_new_order_that_is_not_file_order():
