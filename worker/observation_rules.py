@@ -60,7 +60,8 @@ class Observed:
     @property
     def bad_records(self) -> dict[str, int]:
         """How many records of each kind in an epoch's input must be skipped (none in most exercises)."""
-        return {kind: int(count) for kind, count in dict(self.spec["data"].get("bad_records") or {}).items()}
+        data = self.spec.get("data", {})
+        return {kind: int(count) for kind, count in dict(data.get("bad_records") or {}).items()}
 
     @property
     def removed_after(self) -> int:
@@ -121,16 +122,16 @@ def every_example_once(observed: Observed) -> Check:
 
 def _unmatched_hint(spec: Mapping[str, Any]) -> str:
     """What an output example that matches no input one most likely means, in this exercise."""
-    data = spec["data"]
+    data = spec.get("data", {})
     if data.get("bad_records"):
         return (
             "bad records got through: a default for a missing feature, or features padded or cut to length,"
             " makes an example that is none of the good records; parse with a fixed schema without defaults"
             " and skip the records that fail"
         )
-    if data["generator"] == "tfrecord_jpeg_images":
+    if data.get("generator") == "tfrecord_jpeg_images":
         return "check decoding and scaling: values must be the decoded pixels divided by 255"
-    if data["generator"] == "tfrecord_feature_vectors":
+    if data.get("generator") == "tfrecord_feature_vectors":
         return "check the parsing: the features must be the stored floats, unchanged"
     return "the values must be the source's own, unchanged"
 

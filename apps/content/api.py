@@ -110,7 +110,7 @@ class ExerciseListView(generics.ListAPIView):
 
     def get_queryset(self) -> QuerySet[Any]:
         params = query_params_validate(query_params=self.request.query_params, serializer_class=self.Query)
-        return selectors.exercises_list(course_slug=params.get("course"))
+        return selectors.exercises_with_concepts(course_slug=params.get("course"))
 
 
 class ExerciseDetailView(generics.RetrieveAPIView):

@@ -123,8 +123,19 @@ def exercises_list(*, course_slug: str | None = None) -> QuerySet[PipelineExerci
     return exercises
 
 
+def exercises_with_concepts(*, course_slug: str | None = None) -> QuerySet[PipelineExercise]:
+    """Exercises as a learner opens them: with the concepts they practise and those concepts' cards."""
+    practised_cards = Card.objects.visible().select_related("deck").order_by("deck__position", "position")
+    practised = (
+        Concept.objects.filter(archived=False)
+        .order_by("position")
+        .prefetch_related(Prefetch("cards", queryset=practised_cards))
+    )
+    return exercises_list(course_slug=course_slug).prefetch_related(Prefetch("concepts", queryset=practised))
+
+
 def exercise_get(*, slug: str) -> PipelineExercise:
-    return get_object_or_404(exercises_list(), slug=slug)
+    return get_object_or_404(exercises_with_concepts(), slug=slug)
 
 
 def concept_graph_get(*, course_slug: str) -> tuple[Course, list[Concept], list[ConceptLink]]:

@@ -128,12 +128,29 @@ class ExerciseSummaryOutput(serializers.ModelSerializer):
         fields = ["slug", "title"]
 
 
+class CardReferenceOutput(serializers.ModelSerializer):
+    deck = serializers.CharField(source="deck.slug")
+
+    class Meta:
+        model = Card
+        fields = ["id", "deck", "slug", "term"]
+
+
+class PractisedConceptOutput(serializers.ModelSerializer):
+    cards = CardReferenceOutput(many=True, help_text="The concept's cards a learner can study.")
+
+    class Meta:
+        model = Concept
+        fields = ["slug", "name", "cards"]
+
+
 class ExerciseOutput(serializers.ModelSerializer):
     lesson = serializers.CharField(source="lesson.slug")
+    concepts = PractisedConceptOutput(many=True, help_text="The concepts the exercise practises, with their cards.")
 
     class Meta:
         model = PipelineExercise
-        fields = ["slug", "title", "lesson", "prompt", "entry_point", "starter_code"]
+        fields = ["slug", "title", "lesson", "prompt", "entry_point", "starter_code", "concepts"]
 
 
 # One serializer per block kind, for the documentation of the flattened block payloads.
@@ -266,16 +283,8 @@ class ConceptGraphOutput(serializers.Serializer):
     links = ConceptLinkOutput(many=True)
 
 
-class RegionCardOutput(serializers.ModelSerializer):
-    deck = serializers.CharField(source="deck.slug")
-
-    class Meta:
-        model = Card
-        fields = ["id", "deck", "slug", "term"]
-
-
 class RegionOutput(serializers.ModelSerializer):
-    cards = RegionCardOutput(many=True)
+    cards = CardReferenceOutput(many=True)
     visited = serializers.SerializerMethodField()
     last_visited_at = serializers.SerializerMethodField()
 

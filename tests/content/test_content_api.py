@@ -8,7 +8,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from apps.content.models import AcceptedAnswer, Card, Choice, Deck, PipelineExercise, Question
+from apps.content.models import AcceptedAnswer, Card, Choice, Concept, Deck, PipelineExercise, Question
 
 pytestmark = pytest.mark.django_db
 
@@ -106,6 +106,33 @@ def test_exercise_shows_prompt_not_spec(learner_client, shipped_course):
     assert "spec" not in body
 
 
+def test_exercise_names_the_concepts_it_practises_with_their_cards(learner_client, shipped_course):
+    body = learner_client.get("/api/v1/exercises/records-that-do-not-parse/").json()
+    concepts = {concept["slug"]: concept for concept in body["concepts"]}
+    # In the course's order of concepts.
+    assert list(concepts) == [
+        "parallel-preprocessing",
+        "serialized-formats",
+        "record-parsing",
+        "pipeline-validation",
+        "pipeline-pitfalls",
+    ]
+    parsing = concepts["record-parsing"]
+    assert parsing["name"] == "Record parsing and schemas"
+    assert {(card["deck"], card["slug"]) for card in parsing["cards"]} == {
+        ("tf-data-pipelines", "tf-train-example"),
+        ("tf-data-pipelines", "deterministic-parsing-schemas"),
+    }
+    assert all(set(card) == {"id", "deck", "slug", "term"} for card in parsing["cards"])
+    # An archived concept is not shown, and an archived card not offered for study.
+    Concept.objects.filter(slug="serialized-formats").update(archived=True)
+    Card.objects.filter(slug="deterministic-parsing-schemas").update(archived=True)
+    body = learner_client.get("/api/v1/exercises/records-that-do-not-parse/").json()
+    assert "serialized-formats" not in [concept["slug"] for concept in body["concepts"]]
+    parsing = next(concept for concept in body["concepts"] if concept["slug"] == "record-parsing")
+    assert [card["slug"] for card in parsing["cards"]] == ["tf-train-example"]
+
+
 def test_no_answer_key_in_any_learner_response(learner_client, shipped_course):
     """Scan the raw JSON of every content endpoint for anything that would give an answer away."""
     urls = [
@@ -160,7 +187,8 @@ def test_no_answer_key_in_any_learner_response(learner_client, shipped_course):
         ("/api/v1/decks/", 1),
         (f"/api/v1/decks/{DECK}/cards/?page_size=200", 2),
         ("/api/v1/explorer/", 1),
-        ("/api/v1/exercises/", 1),
+        # The page, the concepts its exercises practise and their cards.
+        ("/api/v1/exercises/", 3),
         (f"/api/v1/lessons/{LESSON}/", 9),
         (f"/api/v1/courses/{COURSE}/concept-graph/", 4),
         ("/api/v1/explorer/input-pipeline-explorer/", 3),

@@ -310,6 +310,12 @@ CASES: list[tuple[str, Mutation, str, str]] = [
         "at most 4000 characters",
     ),
     (
+        "exercise practising an unknown concept",
+        set_in(["lessons", 0, "exercises", 0, "concepts"], ["overlap", "nope"]),
+        "lessons[0].exercises[0].concepts[1]",
+        "no concept 'nope' in this course",
+    ),
+    (
         "quiz unknown field",
         set_in(["lessons", 0, "quizzes", 0, "question"], ["overlap"]),
         "lessons[0].quizzes[0].question",

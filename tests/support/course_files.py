@@ -139,6 +139,7 @@ MINIMAL_COURSE: dict[str, Any] = {
                     "entry_point": "build_pipeline",
                     "starter_code": "def build_pipeline(files):\n    ...\n",
                     "spec": {"references": {"expert": "SECRET-REFERENCE-SOLUTION"}},
+                    "concepts": ["overlap"],
                 }
             ],
         }

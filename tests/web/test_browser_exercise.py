@@ -194,6 +194,31 @@ def test_the_draft_survives_a_reload_and_the_keyboard_leaves_the_editor(
     assert web.console_errors == []
 
 
+def test_an_exercise_names_what_it_practises_and_leads_to_the_cards(
+    phone: Browsing, shipped_course: None, token: str
+) -> None:
+    web = phone
+    web.sign_in_with_token(token)
+    web.goto("/exercises/records-that-do-not-parse")
+    section = web.page.get_by_role("region", name="What it practises")
+    section.wait_for()
+    items = section.get_by_role("listitem").all_inner_texts()
+    assert items[:3] == [
+        "Parallel preprocessing: " + items[0].split(": ", 1)[1],
+        "Scalable serialized formats: TFRecord, tf.train.Example, Parquet",
+        "Record parsing and schemas: tf.train.Example, Deterministic parsing schema",
+    ]
+    link = section.get_by_role("link", name="Review these cards in their deck")
+    assert link.count() == 1
+    link.click()
+    web.page.wait_for_url("**/decks/tf-data-pipelines/study")
+    web.goto("/exercises/records-that-do-not-parse")
+    section.wait_for()
+    assert web.scroll_width() <= web.viewport.width
+    assert web.axe_serious() == []
+    assert web.console_errors == []
+
+
 def test_an_unknown_exercise_is_said_in_words(desktop: Browsing, token: str) -> None:
     desktop.sign_in_with_token(token)
     desktop.goto("/exercises/no-such-exercise")

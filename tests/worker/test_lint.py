@@ -96,7 +96,7 @@ def messages_of(rule: str, code: str) -> list[str]:
 # ----- the public shape ----------------------------------------------------------------------------------
 
 
-def test_rules_are_the_seven_documented_ids():
+def test_rules_are_the_nine_documented_ids():
     assert set(RULES) == {
         "generator-for-files",
         "python-in-map",
@@ -105,6 +105,8 @@ def test_rules_are_the_seven_documented_ids():
         "hand-written-threading",
         "cache-after-augmentation",
         "map-before-batch",
+        "schema-default",
+        "ignore-errors-before-parse",
     }
     assert all(title.strip() for title in RULES.values())
 
@@ -858,6 +860,7 @@ NAIVE_REFERENCE_RULES = {
     "many-file-interleave": {"no-parallel-calls", "no-final-prefetch", "map-before-batch"},
     "generator-simulator-source": {"no-final-prefetch"},
     "cache-then-augment": {"no-parallel-calls", "no-final-prefetch"},
+    "records-that-do-not-parse": {"no-parallel-calls", "no-final-prefetch"},
 }
 
 
@@ -867,3 +870,57 @@ def test_naive_reference_in_the_deck_shows_its_known_pitfalls(exercise: dict[str
     if expected is None:
         pytest.skip("no expectation recorded for this exercise's naive reference")
     assert {finding.rule for finding in lint_reference(exercise, "naive")} == expected
+
+
+# ----- records that may not parse ---------------------------------------------------------------------
+
+RECORD_PARSER = """\
+import tensorflow as tf
+
+SCHEMA = {
+    "features": tf.io.FixedLenFeature([8], tf.float32),
+    "label": LABEL,
+}
+
+
+def parse(record):
+    parsed = tf.io.parse_single_example(record, SCHEMA)
+    return parsed["features"], parsed["label"]
+
+
+def build_pipeline(files):
+    records = tf.data.TFRecordDataset(files)
+    PIPELINE
+    return examples.batch(8).prefetch(2)
+"""
+
+
+def record_pipeline(label: str = "tf.io.FixedLenFeature([], tf.int64)", pipeline: str = "") -> str:
+    steps = pipeline or "examples = records.map(parse, num_parallel_calls=4).ignore_errors()"
+    return RECORD_PARSER.replace("LABEL", label).replace("PIPELINE", steps)
+
+
+def test_a_schema_default_is_reported_on_its_line():
+    code = record_pipeline(label="tf.io.FixedLenFeature([], tf.int64, default_value=-1)")
+    assert lines_of("schema-default", code) == [5]
+    assert messages_of("schema-default", code)[0].startswith("FixedLenFeature(..., default_value=...) fills in")
+    assert lines_of("schema-default", record_pipeline()) == []
+    # A variable-length feature has no default to give: nothing to report.
+    assert lines_of("schema-default", record_pipeline(label="tf.io.VarLenFeature(tf.int64)")) == []
+
+
+def test_ignore_errors_before_the_parsing_map_is_reported_and_after_it_is_not():
+    before = record_pipeline(pipeline="examples = records.ignore_errors().map(parse, num_parallel_calls=4)")
+    assert lines_of("ignore-errors-before-parse", before) == [16]
+    assert "comes before map(parse), which parses the records" in messages_of("ignore-errors-before-parse", before)[0]
+    assert lines_of("ignore-errors-before-parse", record_pipeline()) == []
+    # Once more after the parse: the parse's errors are ignored there.
+    both = record_pipeline(
+        pipeline="examples = records.ignore_errors().map(parse, num_parallel_calls=4).ignore_errors()"
+    )
+    assert lines_of("ignore-errors-before-parse", both) == []
+    # A map that does not parse records is not the one ignore_errors() must follow.
+    not_parsing = record_pipeline(
+        pipeline="examples = records.ignore_errors().map(tf.strings.length, num_parallel_calls=4)"
+    )
+    assert lines_of("ignore-errors-before-parse", not_parsing) == []

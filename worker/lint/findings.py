@@ -23,4 +23,6 @@ RULES: dict[str, str] = {
     "hand-written-threading": "Hand-written threads or processes instead of tf.data",
     "cache-after-augmentation": "cache() after random augmentation",
     "map-before-batch": "Vectorizable map before batch",
+    "schema-default": "A schema default stands in for a missing feature",
+    "ignore-errors-before-parse": "ignore_errors() before the map that parses",
 }

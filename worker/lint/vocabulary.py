@@ -5,7 +5,22 @@ from __future__ import annotations
 
 import ast
 
-DATASET_METHODS = frozenset({"map", "batch", "padded_batch", "cache", "prefetch", "interleave", "shuffle", "unbatch"})
+DATASET_METHODS = frozenset(
+    {"map", "batch", "padded_batch", "cache", "prefetch", "interleave", "shuffle", "unbatch", "ignore_errors"}
+)
+# Ops that turn a serialized record into tensors, and fail on a record that does not fit the schema.
+RECORD_PARSING_OPS = frozenset(
+    {
+        "tf.io.parse_single_example",
+        "tf.io.parse_example",
+        "tf.io.parse_single_sequence_example",
+        "tf.io.parse_sequence_example",
+        "tf.io.parse_tensor",
+        "tf.io.decode_proto",
+    }
+)
+# Schema features whose default_value stands in for a feature a record lacks.
+SCHEMA_FEATURES = frozenset({"tf.io.FixedLenFeature", "tf.io.FixedLenSequenceFeature"})
 BATCH_METHODS = frozenset({"batch", "padded_batch"})
 # Further steps followed through a pipeline because they bound how far a map can be moved: after these,
 # elements are batches or windows; the rest change which elements there are or what they look like.

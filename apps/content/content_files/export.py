@@ -18,6 +18,7 @@ from apps.content.models import (
     ExplorerScene,
     Lesson,
     LessonSection,
+    PipelineExercise,
     Question,
     Quiz,
     QuizQuestion,
@@ -55,7 +56,12 @@ def course_file_data(*, course: Course) -> dict[str, Any]:
                     Prefetch("items", queryset=QuizQuestion.objects.select_related("question").order_by("position"))
                 ),
             ),
-            "exercises",
+            Prefetch(
+                "exercises",
+                queryset=PipelineExercise.objects.prefetch_related(
+                    Prefetch("concepts", queryset=Concept.objects.order_by("position"))
+                ),
+            ),
         )
     )
     concepts = (
@@ -201,6 +207,7 @@ def _lesson_dict(lesson: Lesson) -> dict[str, Any]:
                 "starter_code": exercise.starter_code,
                 "spec": exercise.spec,
                 "archived": exercise.archived,
+                "concepts": [concept.slug for concept in exercise.concepts.all()],
             }
             for exercise in lesson.exercises.all()
         ],

@@ -238,7 +238,7 @@ class _ContentWriter:
         # After every lesson: a question may test a card of another lesson's deck.
         for lesson_doc in doc.lessons:
             for question_doc in lesson_doc.questions:
-                self._set_cards(questions[question_doc.slug], [card_ids[ref] for ref in question_doc.cards])
+                self._set_related("cards", questions[question_doc.slug], [card_ids[ref] for ref in question_doc.cards])
 
         concepts = self.upsert(
             Concept,
@@ -251,7 +251,12 @@ class _ContentWriter:
             removed="archive",
         )
         for concept_doc in doc.concepts:
-            self._set_cards(concepts[concept_doc.slug], [card_ids[ref] for ref in concept_doc.cards])
+            self._set_related("cards", concepts[concept_doc.slug], [card_ids[ref] for ref in concept_doc.cards])
+        exercises = PipelineExercise.objects.filter(lesson__course=course).in_bulk(field_name="slug")
+        for lesson_doc in doc.lessons:
+            for exercise_doc in lesson_doc.exercises:
+                practised = [concepts[slug].pk for slug in exercise_doc.concepts]
+                self._set_related("concepts", exercises[exercise_doc.slug], practised)
         self.replace(
             ConceptLink,
             scope=Q(source__course_id=course.pk),
@@ -291,7 +296,7 @@ class _ContentWriter:
                 removed="archive",
             )
             for region_doc in scene_doc.regions:
-                self._set_cards(regions[region_doc.slug], [card_ids[ref] for ref in region_doc.cards])
+                self._set_related("cards", regions[region_doc.slug], [card_ids[ref] for ref in region_doc.cards])
 
     def _write_lesson(self, lesson: Lesson, doc: LessonDoc) -> tuple[dict[str, int], dict[str, Question]]:
         card_ids: dict[str, int] = {}
@@ -579,10 +584,13 @@ class _ContentWriter:
         counts.created += len(desired)
         self._owner_changed(owner, part)
 
-    def _set_cards(self, obj: Concept | ExplorerRegion | Question, card_ids: list[int]) -> None:
-        if set(obj.cards.values_list("pk", flat=True)) != set(card_ids):
-            obj.cards.set(card_ids)
-            self._owner_changed(obj, "cards")
+    def _set_related(
+        self, field: str, obj: Concept | ExplorerRegion | Question | PipelineExercise, ids: list[int]
+    ) -> None:
+        related = getattr(obj, field)
+        if set(related.values_list("pk", flat=True)) != set(ids):
+            related.set(ids)
+            self._owner_changed(obj, field)
 
     def _owner_changed(self, owner: models.Model, part: str) -> None:
         key = (type(owner), owner.pk)

@@ -194,6 +194,8 @@ class ExerciseDoc(Document):
     starter_code: AuthoredText = ""
     spec: dict[str, Any] = {}
     archived: bool = False
+    # Slugs of the course's concepts the exercise practises (their cards are the ones it exercises).
+    concepts: list[Slug] = []
 
 
 class QuizDoc(Document):

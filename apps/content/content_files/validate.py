@@ -305,6 +305,13 @@ def course_doc_errors(parsed: ParsedFile, course: CourseDoc) -> list[ContentErro
         location = _card_location(course, deck_slug, card_slug)
         errors.append(parsed.error(location, f"card {ref!r} belongs to no concept; add it to a concept's cards"))
 
+    for i, lesson in enumerate(lessons):
+        for e, exercise in enumerate(lesson.exercises):
+            for c, slug in enumerate(exercise.concepts):
+                if slug not in concept_slugs:
+                    location = ("lessons", i, "exercises", e, "concepts", c)
+                    errors.append(parsed.error(location, f"no concept {slug!r} in this course"))
+
     seen_links: dict[tuple[str, str, str], int] = {}
     for i, link in enumerate(course.links):
         for end in ("source", "target"):

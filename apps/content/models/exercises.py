@@ -20,6 +20,9 @@ class PipelineExercise(ArchivableModel):
         help_text="Grading spec: data generator, expected output, references. Never sent to learners.",
     )
     position = models.IntegerField()
+    concepts = models.ManyToManyField(
+        "content.Concept", related_name="exercises", blank=True, help_text="What the exercise practises."
+    )
 
     class Meta:
         ordering = ["lesson_id", "position"]

@@ -12,6 +12,7 @@ from worker.lint.program import PipelineProgram
 from worker.lint.rules.caching import cache_after_augmentation
 from worker.lint.rules.mapped_functions import map_before_batch, python_in_map
 from worker.lint.rules.parallelism import no_final_prefetch, no_parallel_calls
+from worker.lint.rules.records import ignore_errors_before_parse, schema_default
 from worker.lint.rules.sources import generator_for_files, hand_written_threading
 
 Rule = Callable[[PipelineProgram], Iterator[Finding]]
@@ -22,6 +23,8 @@ RULE_CHECKS: tuple[Rule, ...] = (
     no_parallel_calls,
     python_in_map,
     cache_after_augmentation,
+    schema_default,
+    ignore_errors_before_parse,
     map_before_batch,
     no_final_prefetch,
 )

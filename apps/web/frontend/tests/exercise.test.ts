@@ -169,6 +169,19 @@ describe("the result", () => {
   });
 });
 
+describe("what an exercise practises", () => {
+  it("names each deck of its cards once, in the order the cards first name them", () => {
+    const card = (deck: string, slug: string) => ({ id: slug.length, deck, slug, term: slug });
+    const concepts = [
+      { slug: "parsing", name: "Parsing", cards: [card("pipelines", "schema"), card("formats", "example")] },
+      { slug: "empty", name: "Empty", cards: [] },
+      { slug: "shuffling", name: "Shuffling", cards: [card("formats", "buffer"), card("pipelines", "seed")] },
+    ];
+    expect(X.practisedDecks(concepts)).toEqual(["pipelines", "formats"]);
+    expect(X.practisedDecks([])).toEqual([]);
+  });
+});
+
 describe("lint findings in the editor", () => {
   const text = "import tensorflow as tf\n\ndef f():\n    return 1\n";
   const lines = text.split("\n");

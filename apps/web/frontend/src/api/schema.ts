@@ -1407,6 +1407,12 @@ export interface components {
             /** @description The Anki note this card was imported from; re-imports update it. */
             anki_guid: string;
         };
+        CardReferenceOutput: {
+            readonly id: number;
+            deck: string;
+            slug: string;
+            term: string;
+        };
         CheckOutput: {
             name: string;
             passed: boolean;
@@ -1678,6 +1684,8 @@ export interface components {
             /** @description Name of the function the learner's code must define. */
             entry_point: string;
             starter_code: string;
+            /** @description The concepts the exercise practises, with their cards. */
+            concepts: components["schemas"]["PractisedConceptOutput"][];
         };
         ExerciseSummaryOutput: {
             slug: string;
@@ -2620,6 +2628,12 @@ export interface components {
              */
             epoch_spread: number;
         };
+        PractisedConceptOutput: {
+            slug: string;
+            name: string;
+            /** @description The concept's cards a learner can study. */
+            cards: components["schemas"]["CardReferenceOutput"][];
+        };
         ProfileOutput: {
             /** @description From the source to the last stage. */
             stages: components["schemas"]["StageOutput"][];
@@ -2723,18 +2737,12 @@ export interface components {
          * @enum {string}
          */
         ReasonEnum: "parameters" | "desired_retention";
-        RegionCardOutput: {
-            readonly id: number;
-            deck: string;
-            slug: string;
-            term: string;
-        };
         RegionOutput: {
             readonly id: number;
             slug: string;
             title: string;
             description: string;
-            cards: components["schemas"]["RegionCardOutput"][];
+            cards: components["schemas"]["CardReferenceOutput"][];
             readonly visited: boolean;
             /** Format: date-time */
             readonly last_visited_at: string | null;

@@ -7,6 +7,7 @@ export type SubmissionStatus = S["SubmissionStatusEnum"];
 export type LintFinding = S["LintOutput"];
 export type Timing = S["TimingOutput"];
 export type Profile = S["ProfileOutput"];
+export type PractisedConcept = S["PractisedConceptOutput"];
 
 // ---------------------------------------------------------------- the draft
 
@@ -323,4 +324,13 @@ export function upsertSubmission(list: readonly Submission[], submission: Submis
   const index = list.findIndex((item) => item.id === submission.id);
   if (index < 0) return [submission, ...list];
   return list.map((item) => (item.id === submission.id ? submission : item));
+}
+
+/** The decks that hold the cards an exercise practises, each once, in the order the cards first name them. */
+export function practisedDecks(concepts: PractisedConcept[]): string[] {
+  const decks: string[] = [];
+  for (const concept of concepts) {
+    for (const card of concept.cards) if (!decks.includes(card.deck)) decks.push(card.deck);
+  }
+  return decks;
 }

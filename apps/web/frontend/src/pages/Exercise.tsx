@@ -214,6 +214,8 @@ function ExerciseView({ exercise, initialSubmissions }: { exercise: ExerciseData
         </p>
       </section>
 
+      {exercise.concepts.length > 0 && <PractisedConcepts concepts={exercise.concepts} />}
+
       <section class="exercise-code" aria-labelledby="code-heading">
         <h2 id="code-heading">Your code</h2>
         <p class="hint" id="editor-help">
@@ -305,5 +307,26 @@ function Prompt({ text }: { text: string }) {
         );
       })}
     </div>
+  );
+}
+
+function PractisedConcepts({ concepts }: { concepts: X.PractisedConcept[] }) {
+  return (
+    <section class="exercise-concepts" aria-labelledby="concepts-heading">
+      <h2 id="concepts-heading">What it practises</h2>
+      <ul>
+        {concepts.map((concept) => (
+          <li key={concept.slug}>
+            <strong>{concept.name}</strong>
+            {concept.cards.length > 0 && <>: {concept.cards.map((card) => card.term).join(", ")}</>}
+          </li>
+        ))}
+      </ul>
+      {X.practisedDecks(concepts).map((deck) => (
+        <p key={deck} class="meta">
+          <a href={`/decks/${encodeURIComponent(deck)}/study`}>Review these cards in their deck</a>
+        </p>
+      ))}
+    </section>
   );
 }
