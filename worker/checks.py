@@ -292,12 +292,15 @@ def from_generator_signature_check(code: str) -> Check:
 
 
 def encode_observation_arrays(observation: dict[str, Any]) -> dict[str, Any]:
-    """The checking run's observation with its arrays made JSON-safe."""
-    epochs = [
-        {**epoch, "signatures": encode_array(epoch["signatures"]), "labels": encode_array(epoch["labels"])}
-        for epoch in observation["epochs"]
-    ]
-    return {**observation, "epochs": epochs}
+    """The checking run's observation with its arrays made JSON-safe (those of further splits too)."""
+
+    def encoded(epoch: dict[str, Any]) -> dict[str, Any]:
+        return {**epoch, "signatures": encode_array(epoch["signatures"]), "labels": encode_array(epoch["labels"])}
+
+    result = {**observation, "epochs": [encoded(epoch) for epoch in observation["epochs"]]}
+    if "splits" in observation:
+        result["splits"] = {name: encoded(epoch) for name, epoch in observation["splits"].items()}
+    return result
 
 
 def per_value_tolerance(rules: Mapping[str, Any]) -> float:

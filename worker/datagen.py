@@ -10,9 +10,13 @@ interpreter, under a lock, atomically:
                                order: `signatures` (one row per example, see worker.checks),
                                `labels`, `shards`, and for exercises with a random left-right flip,
                                `flipped_signatures`
+    answers/<key>/expected-<split>.npz
+                               for exercises over several splits (training and validation),
+                               each further split's expected examples
     answers/<key>/manifest.json the generator, the file names in order, the example count and,
                                for exercises over records that do not parse, where each bad
-                               record is and what is wrong with it
+                               record is and what is wrong with it; for several splits, each
+                               further split's files and example count
 
 Only `inputs/` is ever shown to a sandbox: the expected signatures stay with the host, and reach
 the grading process only after the learner's code has finished producing its output.
@@ -125,19 +129,31 @@ def generate(spec: Mapping[str, Any], output: Path) -> None:
         files, values, labels, shards, bad_records = _feature_shards(data, rng, files_dir)
     elif generator == "python_simulator":
         files, values, labels, shards = _simulator_arrays(data, rng, files_dir)
+    elif generator == "tfrecord_feature_splits":
+        splits = _feature_splits(data, rng, files_dir)
+        files, values, labels, shards = splits.pop("train")
     else:
         raise ValueError(f"unknown data generator {generator!r}")
-    expected: dict[str, Any] = {
-        "signatures": np.stack([example_signature(value) for value in values]),
-        "labels": labels.astype(np.int64),
-        "shards": shards.astype(np.int32),
-    }
+
+    def answer(values: Any, labels: Any, shards: Any) -> dict[str, Any]:
+        return {
+            "signatures": np.stack([example_signature(value) for value in values]),
+            "labels": labels.astype(np.int64),
+            "shards": shards.astype(np.int32),
+        }
+
+    expected = answer(values, labels, shards)
     if rules.get("augmentation") == "random_flip_left_right":
         expected["flipped_signatures"] = np.stack([example_signature(value[:, ::-1]) for value in values])
     np.savez(output / "expected.npz", **expected)
     manifest = {"generator": generator, "files": files, "examples": len(labels), "version": GENERATOR_VERSION}
     if bad_records:
         manifest["bad_records"] = bad_records
+    if generator == "tfrecord_feature_splits":
+        manifest["splits"] = {}
+        for name, (split_files, split_values, split_labels, split_shards) in splits.items():
+            np.savez(output / f"expected-{name}.npz", **answer(split_values, split_labels, split_shards))
+            manifest["splits"][name] = {"files": split_files, "examples": len(split_labels)}
     (output / "manifest.json").write_text(json.dumps(manifest, indent=2))
 
 
@@ -242,6 +258,50 @@ def _bad_record(kind: str, rng: Any, dimension: int) -> bytes:
     if kind == "wrong_feature_count":
         return _example({"features": floats(dimension + int(rng.choice([-1, 1]))), "label": _int_feature(1)})
     return _example({"features": floats(dimension), "label": floats(1)})
+
+
+def _feature_splits(data: Mapping[str, Any], rng: Any, files_dir: Path) -> dict[str, tuple[Any, ...]]:
+    """A training split and validation splits of (features, label) records, each feature on its own
+    scale; the expected examples of every split are its features normalized with the mean and the
+    population standard deviation of the training split's features (float64, then float32)."""
+    import numpy as np
+    import tensorflow as tf
+
+    dimension = int(data["feature_dim"])
+    means = rng.uniform(-4.0, 4.0, size=dimension)
+    deviations = rng.uniform(0.5, 3.0, size=dimension)
+    train = data["train"]
+    raw: dict[str, tuple[list[Any], list[Any], Any, Any]] = {}
+
+    def write(name: str, count: int, shift: float, scale: float) -> tuple[Any, Any]:
+        features = (means + deviations * (shift + scale * rng.normal(0, 1, size=(count, dimension)))).astype(np.float32)
+        labels = rng.integers(0, int(data["num_classes"]), size=count)
+        with tf.io.TFRecordWriter(str(files_dir / name)) as writer:
+            for row, label in zip(features, labels, strict=True):
+                feature_list = tf.train.Feature(float_list=tf.train.FloatList(value=row.tolist()))
+                writer.write(_example({"features": feature_list, "label": _int_feature(int(label))}))
+        return features, labels
+
+    shard_count, per_shard = int(train["shards"]), int(train["examples_per_shard"])
+    parts = [write(f"train-{shard:05d}.tfrecord", per_shard, 0.0, 1.0) for shard in range(shard_count)]
+    train_features = np.concatenate([features for features, _ in parts])
+    raw["train"] = (
+        [f"train-{shard:05d}.tfrecord" for shard in range(shard_count)],
+        list(train_features),
+        np.concatenate([labels for _, labels in parts]),
+        np.repeat(np.arange(shard_count), per_shard),
+    )
+    for name in ("validation", "validation_changed"):
+        split = data[name]
+        file_name = f"{name.replace('_', '-')}-00000.tfrecord"
+        features, labels = write(file_name, int(split["examples"]), float(split["shift"]), float(split["scale"]))
+        raw[name] = ([file_name], list(features), labels, np.zeros(len(labels)))
+    mean = train_features.astype(np.float64).mean(axis=0)
+    deviation = train_features.astype(np.float64).std(axis=0)
+    return {
+        name: (files, [((value - mean) / deviation).astype(np.float32) for value in values], labels, shards)
+        for name, (files, values, labels, shards) in raw.items()
+    }
 
 
 def _simulator_arrays(data: Mapping[str, Any], rng: Any, files_dir: Path) -> tuple[Any, ...]:

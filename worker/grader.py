@@ -419,6 +419,9 @@ class Grader:
         with np.load(data.answers / "expected.npz") as arrays:
             expected = ExpectedExamples.from_arrays(dict(arrays))
         answer: dict[str, Any] = {"expected": expected.encode(), "references": exercise.spec["references"]}
+        for split in data.manifest().get("splits", {}):
+            with np.load(data.answers / f"expected-{split}.npz") as arrays:
+                answer.setdefault("expected_splits", {})[split] = ExpectedExamples.from_arrays(dict(arrays)).encode()
         if baseline is not None:
             answer["baseline"] = {**baseline.as_dict(), "drift_limit": self.config.baseline_drift_limit}
         elif measure_references:

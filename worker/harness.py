@@ -160,19 +160,23 @@ class Grading:
                 total=epochs,
             )
 
-        answers: list[tuple[dict[str, Any], ExpectedExamples]] = []
+        answers: list[tuple[dict[str, Any], ExpectedExamples, dict[str, ExpectedExamples]]] = []
 
-        def answer() -> tuple[dict[str, Any], ExpectedExamples]:
+        def answer() -> tuple[dict[str, Any], ExpectedExamples, dict[str, ExpectedExamples]]:
             # Read once the checking child has been forked, which therefore never holds it.
             if not answers:
                 given = read_message(0)
-                answers.append((given, ExpectedExamples.decode(given["expected"])))
+                splits = {
+                    name: ExpectedExamples.decode(value) for name, value in given.get("expected_splits", {}).items()
+                }
+                answers.append((given, ExpectedExamples.decode(given["expected"]), splits))
             return answers[0]
 
         def first_epoch_fails(message: dict[str, Any]) -> bool:
             from worker.observation_rules import first_epoch_fails
 
-            return first_epoch_fails(message, answer()[1], self.spec, self.job["code"])
+            _, expected, splits = answer()
+            return first_epoch_fails(message, expected, self.spec, self.job["code"], splits)
 
         check = self.fork_run(
             {"role": "check", "code": self.job["code"]},
@@ -180,9 +184,9 @@ class Grading:
             on_marks=running,
             cut_short_when=first_epoch_fails,
         )
-        given, expected = answer()
+        given, expected, expected_splits = answer()
         result: dict[str, Any] = {"event": "result", "timing": None, "timing_error": None}
-        result.update(self.check_result(check, expected))
+        result.update(self.check_result(check, expected, expected_splits))
         checks = result["checks"]
         self.progress(
             "checking",
@@ -218,7 +222,7 @@ class Grading:
         message["seconds_left"] = None if seconds_left is None else round(max(seconds_left, 0.0), 1)
         self.channel.send(message)
 
-    def check_result(self, check: RunOutcome, expected: Any) -> dict[str, Any]:
+    def check_result(self, check: RunOutcome, expected: Any, expected_splits: Mapping[str, Any]) -> dict[str, Any]:
         from worker.checks import ExpectedExamples
         from worker.observation_rules import evaluate_observation, failed_run_is_a_check
 
@@ -232,7 +236,12 @@ class Grading:
         checks = []
         if observation is not None:
             evaluated = evaluate_observation(
-                observation, expected, self.spec, self.job["code"], first_epoch_only=check.cut_short
+                observation,
+                expected,
+                self.spec,
+                self.job["code"],
+                first_epoch_only=check.cut_short,
+                expected_splits=expected_splits,
             )
             checks = [item.as_dict() for item in evaluated]
             reported = observation.get("error")
@@ -729,7 +738,8 @@ def run_child(setup: dict[str, Any], channel_fd: int) -> None:
     # Built before the learner's code runs: the step keeps its own references to what it uses.
     step = _accelerator_step(tf, float(spec.get("accelerator_step_ms", 0)) / 1000.0, device != "CPU")
     run_dir = SCRATCH / f"run-{os.getpid()}"
-    argument, source_calls, files_to_remove = _pipeline_argument(setup, run_dir, np)
+    arguments, source_calls, files_to_remove = _pipeline_arguments(setup, run_dir, np)
+    splits = setup["manifest"].get("splits")
     isinstance_ = isinstance
     dataset_type = tf.data.Dataset
     options = tf.data.Options()
@@ -755,10 +765,12 @@ def run_child(setup: dict[str, Any], channel_fd: int) -> None:
             raise LookupError(f"your code must define a function named {setup['entry_point']}")
         phase = f"calling {setup['entry_point']}"
         mark(b"c")
-        dataset = entry(argument)
-        skipped = None
+        dataset = entry(*arguments)
+        skipped = validation = None
         if rules.get("bad_records_skipped"):
             dataset, skipped = _dataset_and_counter(dataset, setup["entry_point"])
+        if splits:
+            dataset, validation = _training_and_validation(dataset, setup["entry_point"], dataset_type)
         if not isinstance_(dataset, dataset_type):
             raise TypeError(f"{setup['entry_point']} returned {type(dataset).__name__}, expected a tf.data.Dataset")
         dataset = dataset.with_options(options)
@@ -768,6 +780,7 @@ def run_child(setup: dict[str, Any], channel_fd: int) -> None:
             phase = f"epoch {epoch}"
             labels: list[Any] = []
             signatures: list[Any] = []
+            epoch_values: list[Any] = []
             low, high = float("inf"), float("-inf")
             batches = 0
             profiling = role == "check" and epoch == 1 and _profiler_start(tf, run_dir)
@@ -777,6 +790,8 @@ def run_child(setup: dict[str, Any], channel_fd: int) -> None:
                 batches += 1
                 if role == "check":
                     values, label_values = check_structure(batch, batches)
+                    if splits:
+                        epoch_values.append(values)
                     signatures.append(signatures_of(values))
                     labels.append(label_values)
                     low, high = min(low, float(values.min())), max(high, float(values.max()))
@@ -786,6 +801,8 @@ def run_child(setup: dict[str, Any], channel_fd: int) -> None:
             mark(b"e")
             if role == "check":
                 observation["epochs"].append(_epoch_observation(np, batches, signatures, labels, low, high))
+                if splits:
+                    observation["epochs"][-1].update(_feature_moments(np, epoch_values))
                 if skipped is not None:
                     observation["epochs"][-1].update(_counter_reading(skipped, np))
                 if epoch == 1 and epochs > 1:
@@ -801,6 +818,21 @@ def run_child(setup: dict[str, Any], channel_fd: int) -> None:
             if epoch == remove_after:
                 for path in files_to_remove:
                     path.unlink()
+        if validation is not None and role == "check":
+
+            def read(dataset: Any, what: str) -> dict[str, Any]:
+                nonlocal phase
+                phase = f"reading {what}"
+                return _observed_epoch(dataset.with_options(options), check_structure, signatures_of, np)
+
+            observation["splits"] = {"validation": read(validation, "the validation dataset")}
+            phase = f"calling {setup['entry_point']} again, with the validation files changed"
+            again = entry(arguments[0], _split_files(setup, "validation_changed"))
+            train_again, validation_again = _training_and_validation(again, setup["entry_point"], dataset_type)
+            observation["splits"]["train_after_change"] = read(
+                train_again, "the training dataset built with the validation files changed"
+            )
+            observation["splits"]["validation_after_change"] = read(validation_again, "the changed validation dataset")
         observation["source_calls"] = source_calls
         observation["spec_problems"] = list(check_structure.problems.values())
     except BaseException as error:  # the learner's error is the result
@@ -876,9 +908,61 @@ def _accelerator_step(tf: Any, seconds: float, on_gpu: bool) -> Callable[[Any], 
     return lambda batch: work(batch, repeats)
 
 
+def _pipeline_arguments(setup: dict[str, Any], run_dir: Path, np: Any) -> tuple[tuple[Any, ...], list[int], list[Path]]:
+    """What the learner's function is called with (the training and the validation files, for an
+    exercise over splits), the simulator's call counts, and the files the run removes after an
+    epoch (a private copy, so that later runs still find theirs)."""
+    argument, calls, removable = _pipeline_argument(setup, run_dir, np)
+    if setup["manifest"].get("splits"):
+        return (argument, _split_files(setup, "validation")), calls, removable
+    return (argument,), calls, removable
+
+
+def _split_files(setup: dict[str, Any], split: str) -> list[str]:
+    return [str(INPUTS_DIR / setup["data_key"] / name) for name in setup["manifest"]["splits"][split]["files"]]
+
+
+def _training_and_validation(returned: Any, entry_point: str, dataset_type: type) -> tuple[Any, Any]:
+    """The (training, validation) pair of datasets of an exercise over splits."""
+    if (
+        not isinstance(returned, tuple)
+        or len(returned) != 2
+        or not all(isinstance(part, dataset_type) for part in returned)
+    ):
+        raise TypeError(
+            f"{entry_point} returned {type(returned).__name__}, expected a pair of tf.data.Dataset:"
+            " (training, validation)"
+        )
+    return returned[0], returned[1]
+
+
+def _observed_epoch(dataset: Any, check_structure: Any, signatures_of: Any, np: Any) -> dict[str, Any]:
+    """One epoch of a further dataset (validation), observed as the checking run observes its epochs."""
+    labels: list[Any] = []
+    signatures: list[Any] = []
+    values_seen: list[Any] = []
+    low, high = float("inf"), float("-inf")
+    batches = 0
+    for batch in dataset:
+        batches += 1
+        values, label_values = check_structure(batch, batches)
+        signatures.append(signatures_of(values))
+        labels.append(label_values)
+        values_seen.append(values)
+        low, high = min(low, float(values.min())), max(high, float(values.max()))
+    return {**_epoch_observation(np, batches, signatures, labels, low, high), **_feature_moments(np, values_seen)}
+
+
+def _feature_moments(np: Any, values: list[Any]) -> dict[str, Any]:
+    """Each feature's mean and population standard deviation over an epoch's examples."""
+    if not values:
+        return {}
+    features = np.concatenate(values).astype(np.float64)
+    features = features.reshape(len(features), -1)
+    return {"feature_mean": features.mean(axis=0).tolist(), "feature_std": features.std(axis=0).tolist()}
+
+
 def _pipeline_argument(setup: dict[str, Any], run_dir: Path, np: Any) -> tuple[Any, list[int], list[Path]]:
-    """What the learner's function is called with, the simulator's call counts, and the files the
-    run removes after an epoch (a private copy, so that later runs still find theirs)."""
     spec, manifest = setup["spec"], setup["manifest"]
     data_dir = INPUTS_DIR / setup["data_key"]
     data = spec["data"]

@@ -6,9 +6,11 @@ Each rule says whether the exercise's rules ask for it and gives its Check from 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
+
+import numpy as np
 
 from worker.checks import (
     Check,
@@ -46,6 +48,8 @@ class Observed:
     observation: Mapping[str, Any]
     expected: ExpectedExamples
     spec: Mapping[str, Any]
+    # An exercise over splits: the further splits' expected examples (validation, validation_changed).
+    expected_splits: Mapping[str, ExpectedExamples] = field(default_factory=dict)
 
     @property
     def rules(self) -> Mapping[str, Any]:
@@ -72,6 +76,14 @@ class Observed:
     def mostly_matched(self) -> bool:
         """Whether most of every epoch's examples match input ones, so that their order says something."""
         return all(match.indices.size and (match.indices >= 0).mean() >= MATCHED_FOR_ORDER for match in self.matches)
+
+    def split_match(self, observed_split: str, expected: ExpectedExamples) -> EpochMatch:
+        """A further dataset's one epoch (see worker.harness: validation, and both datasets again
+        once the validation files changed) matched to the examples it should hold."""
+        epoch = self.observation["splits"][observed_split]
+        return match_epoch(
+            decode_array(epoch["signatures"]), decode_array(epoch["labels"]), expected, per_value_tolerance(self.rules)
+        )
 
     @cached_property
     def matches(self) -> list[EpochMatch]:
@@ -123,6 +135,10 @@ def every_example_once(observed: Observed) -> Check:
 def _unmatched_hint(spec: Mapping[str, Any]) -> str:
     """What an output example that matches no input one most likely means, in this exercise."""
     data = spec.get("data", {})
+    if spec.get("rules", {}).get("splits"):
+        return (
+            "training features must be normalized with the mean and population standard deviation of the training split"
+        )
     if data.get("bad_records"):
         return (
             "bad records got through: a default for a missing feature, or features padded or cut to length,"
@@ -197,6 +213,102 @@ def augmentation_varies_between_epochs(observed: Observed) -> Check:
     return augmentation_check(observed.matches, max(observed.removed_after, 1), minimum_fraction)
 
 
+# ----- an exercise over a training and a validation split (rules.splits)
+
+VALIDATION_HINT = (
+    "validation features must be normalized with the training split's mean and standard deviation,"
+    " not with the validation split's own"
+)
+
+
+def _splits_not_read(observed: Observed, name: str) -> Check | None:
+    if "splits" not in observed.observation:
+        return check_not_run(name, "needs the validation dataset, and the run did not get to it")
+    return None
+
+
+def validation_normalized(observed: Observed) -> Check:
+    name = "validation_normalized"
+    missing = _splits_not_read(observed, name)
+    if missing:
+        return missing
+    for observed_split, expected_split, what in (
+        ("validation", "validation", "validation"),
+        ("validation_after_change", "validation_changed", "changed validation"),
+    ):
+        expected = observed.expected_splits[expected_split]
+        check = multiset_check([observed.split_match(observed_split, expected)], len(expected.labels), VALIDATION_HINT)
+        if not check.passed:
+            return Check(name, False, f"{what}: {check.message.removeprefix('epoch 1: ')}")
+    return Check(
+        name,
+        True,
+        "Both validation datasets (as given, and with their files changed) hold every example once, normalized"
+        " with the training statistics.",
+    )
+
+
+def training_unchanged_by_validation(observed: Observed) -> Check:
+    name = "training_unchanged_by_validation"
+    missing = _splits_not_read(observed, name)
+    if missing:
+        return missing
+    # Against the training data of the first build, whatever it holds: only whether it moved counts here.
+    first = observed.epochs[0]
+    labels = decode_array(first["labels"]).astype(np.int64)
+    before = ExpectedExamples(decode_array(first["signatures"]), labels, np.zeros_like(labels))
+    match = observed.split_match("train_after_change", before)
+    moved = int((match.indices < 0).sum())
+    if moved:
+        examples = len(match.indices)
+        return Check(
+            name,
+            False,
+            f"With only the validation files changed (their values shifted, more examples), {moved} of {examples}"
+            " training examples came out different: the training data must not depend on the validation split;"
+            " compute the statistics from the training files alone.",
+        )
+    return Check(name, True, "Changing the validation files left the training output as it was.")
+
+
+def no_validation_in_training(observed: Observed) -> Check:
+    name = "no_validation_in_training"
+    validation = observed.expected_splits["validation"]
+    tolerance = per_value_tolerance(observed.rules)
+    for number, epoch in enumerate(observed.epochs, start=1):
+        match = match_epoch(decode_array(epoch["signatures"]), decode_array(epoch["labels"]), validation, tolerance)
+        leaked = int((match.indices >= 0).sum())
+        if leaked:
+            return Check(
+                name,
+                False,
+                f"epoch {number} of the training data holds {plural(leaked, 'validation example')}: keep the splits"
+                " apart, and read the training data from the training files only.",
+            )
+    return Check(name, True, "No validation example reaches the training data.")
+
+
+# How far from 0 and 1 a normalized training feature's mean and standard deviation may be (float32 sums).
+MOMENT_TOLERANCE = 0.01
+
+
+def normalized_with_training_statistics(observed: Observed) -> Check:
+    name = "normalized_with_training_statistics"
+    epoch = observed.epochs[0]
+    means, deviations = epoch.get("feature_mean") or [], epoch.get("feature_std") or []
+    for index, (mean, deviation) in enumerate(zip(means, deviations, strict=True)):
+        if abs(mean) > MOMENT_TOLERANCE or abs(deviation - 1.0) > MOMENT_TOLERANCE:
+            return Check(
+                name,
+                False,
+                f"After normalization, training feature {index} has mean {mean:.3f} and standard deviation"
+                f" {deviation:.3f}, expected 0 and 1: subtract each feature's mean over the training split and"
+                " divide by its population standard deviation (tf.math.reduce_std), over all of the training"
+                " examples and none of the validation ones.",
+            )
+    return Check(name, True, f"Every training feature has mean 0 and standard deviation 1 (within {MOMENT_TOLERANCE}).")
+
+
 @dataclass(frozen=True)
 class ObservationRule:
     """One check of the output: its name, whether the exercise's rules ask for it, and the check itself."""
@@ -241,6 +353,21 @@ OBSERVATION_RULES: tuple[ObservationRule, ...] = (
     ),
     ObservationRule("bad_records_skipped", lambda rules: bool(rules.get("bad_records_skipped")), bad_records_skipped),
     ObservationRule(
+        "normalized_with_training_statistics",
+        lambda rules: bool(rules.get("splits")),
+        normalized_with_training_statistics,
+    ),
+    ObservationRule("no_validation_in_training", lambda rules: bool(rules.get("splits")), no_validation_in_training),
+    ObservationRule(
+        "training_unchanged_by_validation",
+        lambda rules: bool(rules.get("splits")),
+        training_unchanged_by_validation,
+        first_epoch="nothing",
+    ),
+    ObservationRule(
+        "validation_normalized", lambda rules: bool(rules.get("splits")), validation_normalized, first_epoch="nothing"
+    ),
+    ObservationRule(
         "augmentation_varies",
         lambda rules: bool(rules.get("augmentation_varies_between_epochs")),
         augmentation_varies_between_epochs,
@@ -257,6 +384,7 @@ def evaluate_observation(
     code: str,
     *,
     first_epoch_only: bool = False,
+    expected_splits: Mapping[str, ExpectedExamples] | None = None,
 ) -> list[Check]:
     """Every check the exercise's rules ask for, from what the checking run observed, failing ones
     included: a learner hears of every fault at once. A check that needs output the run never gave
@@ -270,7 +398,7 @@ def evaluate_observation(
     error = observation.get("error")
     if error:
         return [*checks, *_failed_run_checks(error, asked, rules)]
-    observed = Observed(observation, expected, spec)
+    observed = Observed(observation, expected, spec, dict(expected_splits or {}))
     if not observed.epochs:
         return [*checks, *(check_not_run(rule.name, "the pipeline gave no epoch") for rule in asked)]
     if first_epoch_only:
@@ -279,15 +407,24 @@ def evaluate_observation(
 
 
 def first_epoch_fails(
-    observation: Mapping[str, Any], expected: ExpectedExamples, spec: Mapping[str, Any], code: str
+    observation: Mapping[str, Any],
+    expected: ExpectedExamples,
+    spec: Mapping[str, Any],
+    code: str,
+    expected_splits: Mapping[str, ExpectedExamples] | None = None,
 ) -> bool:
     """Whether the first epoch's output alone already fails a check (the run need not go on). Checks
     of the code itself do not count: they are told whatever the run shows, so the run goes on to
     tell what the later epochs show too."""
+    if spec.get("rules", {}).get("splits"):
+        # Its own checks (the training data unmoved, validation normalized) need every dataset.
+        return False
     output_checks = {rule.name for rule in OBSERVATION_RULES}
     return any(
         not check.passed and check.ran and check.name in output_checks
-        for check in evaluate_observation(observation, expected, spec, code, first_epoch_only=True)
+        for check in evaluate_observation(
+            observation, expected, spec, code, first_epoch_only=True, expected_splits=expected_splits
+        )
     )
 
 

@@ -55,8 +55,11 @@ def test_the_naive_reference_gets_no_speed_points_and_the_expert_all_of_them():
     finally:
         grader.close()
     assert (naive["verdict"], expert["verdict"]) == ("accepted", "accepted")
-    assert naive["score"]["speed"] == 0 and naive["score"]["speed_timed"]
-    assert expert["score"]["speed"] == expert["score"]["speed_max"] > 0
+    # Within the noise of a host shared with other tests: the naive reference near no speed points, the
+    # expert near all of them.
+    speed_max = expert["score"]["speed_max"]
+    assert naive["score"]["speed_timed"] and expert["score"]["speed_timed"]
+    assert naive["score"]["speed"] <= 0.2 * speed_max < 0.8 * speed_max <= expert["score"]["speed"]
     assert expert["speedup"]["vs_naive"] > naive["speedup"]["vs_naive"]
 
 

@@ -21,6 +21,7 @@ IMAGES = EXERCISES["tfrecord-image-pipeline"]
 SHARDS = EXERCISES["many-file-interleave"]
 CACHE = EXERCISES["cache-then-augment"]
 RECORDS = EXERCISES["records-that-do-not-parse"]
+SPLITS = EXERCISES["normalize-without-leakage"]
 
 
 def reference(exercise: ExerciseJob, which: str) -> str:

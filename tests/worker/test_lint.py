@@ -861,6 +861,7 @@ NAIVE_REFERENCE_RULES = {
     "generator-simulator-source": {"no-final-prefetch"},
     "cache-then-augment": {"no-parallel-calls", "no-final-prefetch"},
     "records-that-do-not-parse": {"no-parallel-calls", "no-final-prefetch"},
+    "normalize-without-leakage": {"no-parallel-calls", "map-before-batch", "no-final-prefetch"},
 }
 
 
