@@ -196,9 +196,10 @@ def _smooth_image(rng: Any, height: int, width: int) -> Any:
 
 
 def _feature_shards(data: Mapping[str, Any], rng: Any, files_dir: Path) -> tuple[Any, ...]:
-    """Shards of (features, label) examples; with `bad_records` (kind: count), that many records
-    that must not reach the output are spread among them at random (see worker.observation_rules.BAD_RECORD_KINDS) and
-    listed in the manifest; the expected examples are the good ones only."""
+    """Shards of (features, label) examples, or (features, id) with `ids`; with `bad_records` (kind:
+    count), that many records that must not reach the output are spread among them at random (see
+    worker.observation_rules.BAD_RECORD_KINDS) and listed in the manifest; the expected examples are
+    the good ones only."""
     import numpy as np
     import tensorflow as tf
 
@@ -216,7 +217,11 @@ def _feature_shards(data: Mapping[str, Any], rng: Any, files_dir: Path) -> tuple
     if bad_kinds:  # no draw without them, so that other exercises' data stays as it was
         positions = sorted(rng.choice(total, size=len(bad_kinds), replace=False).tolist())
         bad_at = dict(zip(positions, [bad_kinds[index] for index in rng.permutation(len(bad_kinds))], strict=True))
-    files, values, labels, shards, bad = [], [], [], [], []
+    files: list[str] = []
+    values: list[Any] = []
+    labels: list[int] = []
+    shards: list[int] = []
+    bad: list[dict[str, Any]] = []
     position = 0
     for shard in range(shard_count):
         name = pattern.format(index=shard)
@@ -230,9 +235,14 @@ def _feature_shards(data: Mapping[str, Any], rng: Any, files_dir: Path) -> tuple
                     bad.append({"file": name, "record": written, "kind": bad_at[position]})
                 else:
                     features = rng.normal(0, 1, size=dimension).astype(np.float32)
-                    label = int(rng.integers(0, int(data["num_classes"])))
                     feature_list = tf.train.Feature(float_list=tf.train.FloatList(value=features.tolist()))
-                    writer.write(_example({"features": feature_list, "label": _int_feature(label)}))
+                    if data.get("ids"):
+                        # The record's id, its place among the good records, stands where a label would.
+                        label = len(labels)
+                        writer.write(_example({"features": feature_list, "id": _int_feature(label)}))
+                    else:
+                        label = int(rng.integers(0, int(data["num_classes"])))
+                        writer.write(_example({"features": feature_list, "label": _int_feature(label)}))
                     values.append(features)
                     labels.append(label)
                     shards.append(shard)

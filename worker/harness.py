@@ -833,6 +833,29 @@ def run_child(setup: dict[str, Any], channel_fd: int) -> None:
                 train_again, "the training dataset built with the validation files changed"
             )
             observation["splits"]["validation_after_change"] = read(validation_again, "the changed validation dataset")
+        reproducible = rules.get("reproducible")
+        if reproducible and role == "check":
+            observation["splits"] = {}
+            for name, seed, epochs_read in (
+                ("same_seed", arguments[1], 2),
+                ("other_seed", reproducible["other_seed"], 1),
+            ):
+                phase = f"calling {setup['entry_point']} again with seed {seed}"
+                again = entry(arguments[0], seed)
+                if not isinstance_(again, dataset_type):
+                    raise TypeError(
+                        f"{setup['entry_point']} returned {type(again).__name__}, expected a tf.data.Dataset"
+                    )
+                again = again.with_options(options)
+                for epoch in range(1, epochs_read + 1):
+                    phase = f"reading epoch {epoch} of the pipeline built with seed {seed}"
+                    observation["splits"][f"{name}_epoch_{epoch}"] = _observed_epoch(
+                        again, check_structure, signatures_of, np
+                    )
+        coverage = rules.get("coverage_test")
+        if coverage and role == "check":
+            phase = f"running your {coverage['function']}"
+            observation["coverage_test"] = _coverage_test(module.__dict__.get(coverage["function"]), coverage, tf, np)
         observation["source_calls"] = source_calls
         observation["spec_problems"] = list(check_structure.problems.values())
     except BaseException as error:  # the learner's error is the result
@@ -915,7 +938,47 @@ def _pipeline_arguments(setup: dict[str, Any], run_dir: Path, np: Any) -> tuple[
     argument, calls, removable = _pipeline_argument(setup, run_dir, np)
     if setup["manifest"].get("splits"):
         return (argument, _split_files(setup, "validation")), calls, removable
+    reproducible = setup["spec"].get("rules", {}).get("reproducible")
+    if reproducible:
+        return (argument, int(reproducible["seed"])), calls, removable
     return (argument,), calls, removable
+
+
+def _coverage_test(check: Any, coverage: Mapping[str, Any], tf: Any, np: Any) -> dict[str, Any]:
+    """The learner's epoch-coverage test run against the grader's pipelines (worker.coverage_cases):
+    for each, whether it returned (passed the pipeline) or raised, and what it said."""
+    from worker.coverage_cases import coverage_cases
+
+    name = coverage["function"]
+    if not callable(check):
+        return {"error": f"define {name}(dataset, expected_ids): it is the second part of the exercise"}
+    count, batch = int(coverage["records"]), int(coverage["batch"])
+    width = int(coverage["feature_dim"])
+    expected_ids = list(range(count))
+    signature = (
+        tf.TensorSpec(shape=(None, width), dtype=tf.float32),
+        tf.TensorSpec(shape=(None,), dtype=tf.int32),
+    )
+    results = []
+    for case in coverage_cases(count, batch, int(coverage["seed"])):
+        served = [0]
+
+        def batches(case: Any = case, served: list[int] = served) -> Any:
+            ids = case.epochs[min(served[0], len(case.epochs) - 1)]
+            served[0] += 1
+            for start in range(0, len(ids), batch):
+                chunk = ids[start : start + batch].astype(np.int32)
+                yield np.zeros((len(chunk), width), dtype=np.float32), chunk
+
+        dataset = tf.data.Dataset.from_generator(batches, output_signature=signature)
+        try:
+            check(dataset, list(expected_ids))
+            results.append({**case.as_dict(), "passed": True, "said": ""})
+        except Exception as error:  # the learner's check failing the pipeline is what it is for
+            said = str(error).strip().splitlines()
+            text = f"{type(error).__name__}: {said[0] if said else ''}"
+            results.append({**case.as_dict(), "passed": False, "said": text[:300]})
+    return {"cases": results}
 
 
 def _split_files(setup: dict[str, Any], split: str) -> list[str]:

@@ -309,6 +309,69 @@ def normalized_with_training_statistics(observed: Observed) -> Check:
     return Check(name, True, f"Every training feature has mean 0 and standard deviation 1 (within {MOMENT_TOLERANCE}).")
 
 
+# ----- reproducible epochs (rules.reproducible) and the learner's own coverage test (rules.coverage_test)
+
+
+def reproducible_order(observed: Observed) -> Check:
+    name = "reproducible_order"
+    splits = observed.observation.get("splits")
+    if not splits or "other_seed_epoch_1" not in splits:
+        return check_not_run(name, "needs the pipeline built again, and the run did not get to it")
+    seed, other = observed.rules["reproducible"]["seed"], observed.rules["reproducible"]["other_seed"]
+
+    def ids(epoch: Mapping[str, Any]) -> list[int]:
+        return [int(value) for value in decode_array(epoch["labels"])]
+
+    for number, epoch in enumerate(observed.epochs[:2], start=1):
+        if ids(epoch) != ids(splits[f"same_seed_epoch_{number}"]):
+            return Check(
+                name,
+                False,
+                f"Built twice with seed {seed}, the pipeline gave two different orders in epoch {number}: every"
+                " shuffle must take the seed (shuffle(..., seed=seed)), and parallel steps must keep their order"
+                " (deterministic=True, or leave it out).",
+            )
+    if ids(observed.epochs[0]) == ids(splits["other_seed_epoch_1"]):
+        return Check(
+            name,
+            False,
+            f"Seeds {seed} and {other} gave the same order: the shuffle must use the seed it is given.",
+        )
+    return Check(
+        name, True, f"Seed {seed} gives the same orders when built again, epoch by epoch; seed {other} another."
+    )
+
+
+def coverage_test(observed: Observed) -> Check:
+    name = "coverage_test"
+    function = observed.rules["coverage_test"]["function"]
+    outcome = observed.observation.get("coverage_test")
+    if outcome is None:
+        return check_not_run(name, f"needs {function} run, and the run did not get to it")
+    if "error" in outcome:
+        return Check(name, False, f"{outcome['error']}.")
+    cases = outcome["cases"]
+    told = [case for case in cases if case["passed"] != case["broken"]]
+    if len(told) == len(cases):
+        broken = ", ".join(case["name"] for case in cases if case["broken"])
+        return Check(
+            name,
+            True,
+            f"Your {function} passed the correct pipeline and failed every broken one ({broken}).",
+        )
+    problems = []
+    for case in cases:
+        if case["broken"] and case["passed"]:
+            problems.append(f"it passed {case['name']} ({case['description']})")
+        elif not case["broken"] and not case["passed"]:
+            problems.append(f"it failed the correct pipeline, saying {case['said']}")
+    return Check(
+        name,
+        False,
+        f"Your {function} told {len(told)} of {len(cases)} pipelines apart: " + "; ".join(problems) + ".",
+    )
+
+
 @dataclass(frozen=True)
 class ObservationRule:
     """One check of the output: its name, whether the exercise's rules ask for it, and the check itself."""
@@ -366,6 +429,15 @@ OBSERVATION_RULES: tuple[ObservationRule, ...] = (
     ),
     ObservationRule(
         "validation_normalized", lambda rules: bool(rules.get("splits")), validation_normalized, first_epoch="nothing"
+    ),
+    ObservationRule(
+        "reproducible_order",
+        lambda rules: bool(rules.get("reproducible")),
+        reproducible_order,
+        first_epoch="nothing",
+    ),
+    ObservationRule(
+        "coverage_test", lambda rules: bool(rules.get("coverage_test")), coverage_test, first_epoch="nothing"
     ),
     ObservationRule(
         "augmentation_varies",

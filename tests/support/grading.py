@@ -22,6 +22,7 @@ SHARDS = EXERCISES["many-file-interleave"]
 CACHE = EXERCISES["cache-then-augment"]
 RECORDS = EXERCISES["records-that-do-not-parse"]
 SPLITS = EXERCISES["normalize-without-leakage"]
+EPOCHS = EXERCISES["reproducible-epochs"]
 
 
 def reference(exercise: ExerciseJob, which: str) -> str:

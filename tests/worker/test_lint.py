@@ -862,6 +862,7 @@ NAIVE_REFERENCE_RULES = {
     "cache-then-augment": {"no-parallel-calls", "no-final-prefetch"},
     "records-that-do-not-parse": {"no-parallel-calls", "no-final-prefetch"},
     "normalize-without-leakage": {"no-parallel-calls", "map-before-batch", "no-final-prefetch"},
+    "reproducible-epochs": {"no-parallel-calls", "map-before-batch", "no-final-prefetch"},
 }
 
 
