@@ -149,6 +149,8 @@ def generate(spec: Mapping[str, Any], output: Path) -> None:
     manifest = {"generator": generator, "files": files, "examples": len(labels), "version": GENERATOR_VERSION}
     if bad_records:
         manifest["bad_records"] = bad_records
+    if data.get("merged_shards"):
+        manifest["merged_files"] = [f"merged-{index:05d}.tfrecord" for index in range(int(data["merged_shards"]))]
     if generator == "tfrecord_feature_splits":
         manifest["splits"] = {}
         for name, (split_files, split_values, split_labels, split_shards) in splits.items():
@@ -249,6 +251,15 @@ def _feature_shards(data: Mapping[str, Any], rng: Any, files_dir: Path) -> tuple
                     good += 1
                 position += 1
                 written += 1
+    merged = int(data.get("merged_shards", 0))
+    if merged:
+        # The same records again in fewer, larger files (fewer files than workers, for sharding).
+        per_merged = shard_count // merged
+        for index in range(merged):
+            with tf.io.TFRecordWriter(str(files_dir / f"merged-{index:05d}.tfrecord")) as writer:
+                for name in files[index * per_merged : (index + 1) * per_merged]:
+                    for record in tf.data.TFRecordDataset(str(files_dir / name)):
+                        writer.write(record.numpy())
     return files, values, np.array(labels), np.array(shards), bad
 
 

@@ -753,6 +753,14 @@ def run_child(setup: dict[str, Any], channel_fd: int) -> None:
     signatures_of = _signature_function()
     check_structure = StructureChecker(element_spec, rules)
 
+    sharded = rules.get("sharded")
+    parsed = None
+    if sharded:
+        first_workers = int(sharded["configs"][0][1])
+        arguments = (arguments[0], tf.distribute.InputContext(first_workers, 0, first_workers))
+        if role == "check":
+            parsed = _count_parses(tf)
+
     module = types.ModuleType("submission")
     module.__file__ = SUBMISSION_FILE
     sys.modules["submission"] = module
@@ -852,6 +860,18 @@ def run_child(setup: dict[str, Any], channel_fd: int) -> None:
                     observation["splits"][f"{name}_epoch_{epoch}"] = _observed_epoch(
                         again, check_structure, signatures_of, np
                     )
+        if sharded and role == "check":
+            observation["sharding"] = []
+            for file_count, workers in sharded["configs"]:
+                files = _sharding_files(setup, int(file_count))
+                config: dict[str, Any] = {"files": len(files), "workers": int(workers), "runs": []}
+                config["per_replica"] = int(sharded["global_batch"]) // int(workers)
+                config["file_bytes"] = sum(os.path.getsize(path) for path in files)
+                for worker in range(int(workers)):
+                    phase = f"reading worker {worker} of {workers}, over {len(files)} files"
+                    context = tf.distribute.InputContext(int(workers), worker, int(workers))
+                    config["runs"].append(_worker_run(entry(files, context), worker, parsed, tf, np, options))
+                observation["sharding"].append(config)
         coverage = rules.get("coverage_test")
         if coverage and role == "check":
             phase = f"running your {coverage['function']}"
@@ -979,6 +999,60 @@ def _coverage_test(check: Any, coverage: Mapping[str, Any], tf: Any, np: Any) ->
             text = f"{type(error).__name__}: {said[0] if said else ''}"
             results.append({**case.as_dict(), "passed": False, "said": text[:300]})
     return {"cases": results}
+
+
+def _count_parses(tf: Any) -> Any:
+    """Count every record the learner's code parses: tf.io.parse_single_example and parse_example
+    add the records they were given to a counter when they run (in the graph, not when traced)."""
+    counter = tf.Variable(0, dtype=tf.int64, trainable=False)
+    for name in ("parse_single_example", "parse_example"):
+        original = getattr(tf.io, name)
+
+        def counted(serialized: Any, *args: Any, original: Any = original, **kwargs: Any) -> Any:
+            with tf.control_dependencies([counter.assign_add(tf.cast(tf.size(serialized), tf.int64))]):
+                return original(serialized, *args, **kwargs)
+
+        setattr(tf.io, name, counted)
+    return counter
+
+
+def _bytes_read() -> int | None:
+    """Bytes this process has read through read system calls (page cache included), if told."""
+    try:
+        for line in _read_text("/proc/self/io").splitlines():
+            if line.startswith("rchar:"):
+                return int(line.split()[1])
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def _worker_run(dataset: Any, worker: int, parsed: Any, tf: Any, np: Any, options: Any) -> dict[str, Any]:
+    """One worker's epoch: the ids it gave in order, its batch sizes, what it read and parsed."""
+    if not isinstance(dataset, tf.data.Dataset):
+        raise TypeError(f"worker {worker}: the pipeline is {type(dataset).__name__}, expected a tf.data.Dataset")
+    parsed_before, read_before = int(parsed.numpy()), _bytes_read()
+    ids: list[int] = []
+    sizes: set[int] = set()
+    for batch in dataset.with_options(options):
+        labels = np.asarray(tf.nest.flatten(batch)[-1])
+        sizes.add(int(labels.shape[0]) if labels.ndim else 0)
+        ids.extend(int(value) for value in labels.reshape(-1))
+    read_after = _bytes_read()
+    return {
+        "worker": worker,
+        "ids": ids,
+        "batch_sizes": sorted(sizes),
+        "bytes_read": None if read_before is None or read_after is None else read_after - read_before,
+        "parsed": int(parsed.numpy()) - parsed_before,
+    }
+
+
+def _sharding_files(setup: dict[str, Any], count: int) -> list[str]:
+    """The exercise's files, or the same records in fewer, larger files."""
+    manifest = setup["manifest"]
+    names = manifest["files"] if len(manifest["files"]) == count else manifest["merged_files"]
+    return [str(INPUTS_DIR / setup["data_key"] / name) for name in names]
 
 
 def _split_files(setup: dict[str, Any], split: str) -> list[str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -372,6 +373,150 @@ def coverage_test(observed: Observed) -> Check:
     )
 
 
+# ----- sharded input for distributed training (rules.sharded)
+
+
+def _sharding(observed: Observed, name: str) -> list[Mapping[str, Any]] | Check:
+    configs = observed.observation.get("sharding")
+    if configs is None:
+        return check_not_run(name, "needs every worker's pipeline, and the run did not get to them")
+    sharding: list[Mapping[str, Any]] = configs
+    return sharding
+
+
+def _setup(config: Mapping[str, Any]) -> str:
+    return f"with {config['workers']} workers over {config['files']} files"
+
+
+def sharded_every_example_once(observed: Observed) -> Check:
+    name = "sharded_every_example_once"
+    configs = _sharding(observed, name)
+    if isinstance(configs, Check):
+        return configs
+    count = len(observed.expected.labels)
+    for config in configs:
+        owners: dict[int, list[int]] = {}
+        for run in config["runs"]:
+            for example in run["ids"]:
+                owners.setdefault(int(example), []).append(int(run["worker"]))
+        twice = {example: workers for example, workers in owners.items() if len(workers) > 1}
+        missing = count - len(owners)
+        if twice:
+            pairs = sorted({tuple(sorted(set(workers)))[:2] for workers in twice.values()})
+            both = " and ".join(f"worker {worker}" for worker in pairs[0])
+            return Check(
+                name,
+                False,
+                f"{_setup(config)}, {plural(len(twice), 'example')} came from more than one worker ({both} both"
+                " gave some): each worker must keep only its own shard (shard(num_input_pipelines,"
+                " input_pipeline_id)).",
+            )
+        if missing:
+            return Check(
+                name,
+                False,
+                f"{_setup(config)}, {plural(missing, 'example')} came from no worker: together the workers must"
+                " give every example once per epoch.",
+            )
+    return Check(name, True, "In every setup, the workers together gave every example exactly once.")
+
+
+def per_replica_batches(observed: Observed) -> Check:
+    name = "per_replica_batches"
+    configs = _sharding(observed, name)
+    if isinstance(configs, Check):
+        return configs
+    for config in configs:
+        for run in config["runs"]:
+            if run["batch_sizes"] != [config["per_replica"]]:
+                sizes = ", ".join(str(size) for size in run["batch_sizes"]) or "none"
+                return Check(
+                    name,
+                    False,
+                    f"{_setup(config)}, worker {run['worker']} gave batches of {sizes}, expected"
+                    f" {config['per_replica']} each: batch with input_context.get_per_replica_batch_size(global"
+                    " batch size), dropping the remainder.",
+                )
+    return Check(name, True, "Every worker gave batches of the per-replica size.")
+
+
+def workers_shuffled(observed: Observed) -> Check:
+    name = "workers_shuffled"
+    configs = _sharding(observed, name)
+    if isinstance(configs, Check):
+        return configs
+    for config in configs:
+        orders = []
+        for run in config["runs"]:
+            ids = np.asarray(run["ids"], dtype=np.int64)
+            if ids.size and np.array_equal(ids, np.sort(ids)):
+                return Check(
+                    name,
+                    False,
+                    f"{_setup(config)}, worker {run['worker']} gives its examples in file order: shuffle each"
+                    " worker's shard.",
+                )
+            # Where in its own shard each example is: the same sequence means the same shuffle.
+            orders.append(np.argsort(np.argsort(ids)))
+        for left, right in pairwise(orders):
+            if left.size and np.array_equal(left, right):
+                return Check(
+                    name,
+                    False,
+                    f"{_setup(config)}, neighbouring workers shuffle their shards the same way: give each worker"
+                    " its own seed (for example seed + input_pipeline_id), or none.",
+                )
+    return Check(name, True, "Every worker shuffles its shard, each its own way.")
+
+
+def sharded_before_reading(observed: Observed) -> Check:
+    name = "sharded_before_reading"
+    configs = _sharding(observed, name)
+    if isinstance(configs, Check):
+        return configs
+    for config in configs:
+        if config["files"] < config["workers"]:
+            continue
+        for run in config["runs"]:
+            read = run["bytes_read"]
+            if read is None:
+                return check_not_run(name, "this host does not tell how much a process has read")
+            # A worker's share of the files, with room for buffers read past its end.
+            if read > 1.5 * config["file_bytes"] / config["workers"]:
+                return Check(
+                    name,
+                    False,
+                    f"{_setup(config)}, worker {run['worker']} read {read / 1e6:.2f} MB of the files'"
+                    f" {config['file_bytes'] / 1e6:.2f} MB to keep 1/{config['workers']} of the examples: with at"
+                    " least as many files as workers, shard the file list before reading it.",
+                )
+    return Check(name, True, "With at least as many files as workers, each worker read only its own files.")
+
+
+def sharded_before_parsing(observed: Observed) -> Check:
+    name = "sharded_before_parsing"
+    configs = _sharding(observed, name)
+    if isinstance(configs, Check):
+        return configs
+    examples = len(observed.expected.labels)
+    if not any(run["parsed"] for config in configs for run in config["runs"]):
+        return check_not_run(
+            name, "counts the records tf.io.parse_single_example or tf.io.parse_example parse, and neither ran"
+        )
+    for config in configs:
+        share = examples / config["workers"]
+        for run in config["runs"]:
+            if run["parsed"] > 1.25 * share:
+                return Check(
+                    name,
+                    False,
+                    f"{_setup(config)}, worker {run['worker']} parsed {run['parsed']} records to keep about"
+                    f" {round(share)}: shard the records before parsing them, so that each worker does only its"
+                    " own share of the work.",
+                )
+    return Check(name, True, "Every worker parsed only the records of its own shard.")
+
+
 @dataclass(frozen=True)
 class ObservationRule:
     """One check of the output: its name, whether the exercise's rules ask for it, and the check itself."""
@@ -439,6 +584,16 @@ OBSERVATION_RULES: tuple[ObservationRule, ...] = (
     ObservationRule(
         "coverage_test", lambda rules: bool(rules.get("coverage_test")), coverage_test, first_epoch="nothing"
     ),
+    *(
+        ObservationRule(rule.__name__, lambda rules: bool(rules.get("sharded")), rule, first_epoch="nothing")
+        for rule in (
+            sharded_every_example_once,
+            per_replica_batches,
+            workers_shuffled,
+            sharded_before_reading,
+            sharded_before_parsing,
+        )
+    ),
     ObservationRule(
         "augmentation_varies",
         lambda rules: bool(rules.get("augmentation_varies_between_epochs")),
@@ -488,8 +643,9 @@ def first_epoch_fails(
     """Whether the first epoch's output alone already fails a check (the run need not go on). Checks
     of the code itself do not count: they are told whatever the run shows, so the run goes on to
     tell what the later epochs show too."""
-    if spec.get("rules", {}).get("splits"):
-        # Its own checks (the training data unmoved, validation normalized) need every dataset.
+    rules = spec.get("rules", {})
+    if any(rules.get(rule) for rule in FURTHER_RUNS):
+        # Their own checks need what the run does after the main pipeline's epochs.
         return False
     output_checks = {rule.name for rule in OBSERVATION_RULES}
     return any(
@@ -499,6 +655,11 @@ def first_epoch_fails(
         )
     )
 
+
+# Rules whose checks need what the checking run does after the main pipeline's epochs (the validation
+# datasets, the pipeline built again, every worker's pipeline, the learner's own test): such a run
+# is never cut short after its first epoch.
+FURTHER_RUNS = ("splits", "reproducible", "coverage_test", "sharded")
 
 CUT_SHORT = "the run stopped after its first epoch, which already failed; it is checked once that epoch passes"
 

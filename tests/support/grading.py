@@ -23,6 +23,7 @@ CACHE = EXERCISES["cache-then-augment"]
 RECORDS = EXERCISES["records-that-do-not-parse"]
 SPLITS = EXERCISES["normalize-without-leakage"]
 EPOCHS = EXERCISES["reproducible-epochs"]
+SHARDED = EXERCISES["sharded-input"]
 
 
 def reference(exercise: ExerciseJob, which: str) -> str:

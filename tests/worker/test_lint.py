@@ -863,6 +863,7 @@ NAIVE_REFERENCE_RULES = {
     "records-that-do-not-parse": {"no-parallel-calls", "no-final-prefetch"},
     "normalize-without-leakage": {"no-parallel-calls", "map-before-batch", "no-final-prefetch"},
     "reproducible-epochs": {"no-parallel-calls", "map-before-batch", "no-final-prefetch"},
+    "sharded-input": {"no-parallel-calls", "map-before-batch", "no-final-prefetch"},
 }
 
 
