@@ -172,9 +172,15 @@ class Check:
     message: str
     # False for a check that could not run because an earlier one failed (it is not passed either).
     ran: bool = True
+    # For a check that can be partly met (a learner's test that tells some pipelines apart): the share
+    # of the correctness points it still earns when it fails.
+    credit: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "passed": self.passed, "message": self.message, "ran": self.ran}
+        result: dict[str, Any] = {"name": self.name, "passed": self.passed, "message": self.message, "ran": self.ran}
+        if self.credit is not None:
+            result["credit"] = round(self.credit, 4)
+        return result
 
 
 def check_not_run(name: str, reason: str) -> Check:

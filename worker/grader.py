@@ -18,6 +18,7 @@ import ast
 import contextlib
 import glob
 import json
+import math
 import os
 import sys
 import threading
@@ -541,6 +542,11 @@ def interpret(
         )
     failed = [check for check in checks if not check["passed"] and check.get("ran", True)]
     if failed:
+        # Checks that can be partly met keep their share of the correctness points when they are all
+        # that failed; speed is never timed for a wrong output.
+        credit = 0.0
+        if all(check.get("credit") is not None for check in failed):
+            credit = math.prod(float(check["credit"]) for check in failed)
         return _result(
             "wrong_output",
             _failures_message(failed),
@@ -550,6 +556,7 @@ def interpret(
             device=device,
             output=output,
             profile=profile_result(final.get("profile"), None),
+            score=_score(exercise, correct=False, speedup=None, credit=credit),
         )
     timing_error = final.get("timing_error")
     if timing_error is not None:
@@ -593,11 +600,15 @@ def _failures_message(failed: list[dict[str, Any]]) -> str:
     return f"{len(failed)} checks failed. First: {failed[0]['message']}"
 
 
-def _score(exercise: ExerciseJob, *, correct: bool, speedup: Mapping[str, float] | None) -> dict[str, Any]:
+def _score(
+    exercise: ExerciseJob, *, correct: bool, speedup: Mapping[str, float] | None, credit: float = 0.0
+) -> dict[str, Any]:
+    """Points: all of correctness for a correct submission, else `credit` of them (checks partly met),
+    and speed points for a timed one."""
     scoring = exercise.spec.get("scoring", {})
     correctness_points = float(scoring.get("correctness", 60))
     speed_max = float(scoring.get("speed", 40))
-    correctness = correctness_points if correct else 0.0
+    correctness = correctness_points if correct else correctness_points * credit
     speed = 0.0
     if speedup is not None and (correct or not scoring.get("speed_requires_correctness", True)):
         speed = speed_points(

@@ -370,6 +370,7 @@ def coverage_test(observed: Observed) -> Check:
         name,
         False,
         f"Your {function} told {len(told)} of {len(cases)} pipelines apart: " + "; ".join(problems) + ".",
+        credit=len(told) / len(cases),
     )
 
 
@@ -385,7 +386,8 @@ def _sharding(observed: Observed, name: str) -> list[Mapping[str, Any]] | Check:
 
 
 def _setup(config: Mapping[str, Any]) -> str:
-    return f"with {config['workers']} workers over {config['files']} files"
+    """How a message about one setup begins."""
+    return f"With {config['workers']} workers over {config['files']} files"
 
 
 def sharded_every_example_once(observed: Observed) -> Check:

@@ -33,6 +33,14 @@ class CheckOutput(serializers.Serializer):
         help_text="False when the check could not run because an earlier one failed (its message says which)."
         " Absent from results graded before it was recorded: those checks all ran.",
     )
+    credit = serializers.FloatField(
+        required=False,
+        min_value=0.0,
+        max_value=1.0,
+        help_text="Only on a check that can be partly met (a learner's own test that tells some of the grader's"
+        " pipelines apart): the share of the correctness points it earns. When such checks are all that"
+        " failed, the score's correctness is its points times their credits.",
+    )
 
 
 class LintOutput(serializers.Serializer):

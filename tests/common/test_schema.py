@@ -210,8 +210,9 @@ OPTIONAL_RESPONSE_FIELDS = {
     # Grading results are served as stored: those graded before the timing lock lack these.
     "SpeedupOutput": {"rounds", "spread", "tolerance"},
     "TimingOutput": {"host"},
-    # Those graded before every failing check was reported, and before the score's parts had their maximums.
-    "CheckOutput": {"ran"},
+    # Those graded before every failing check was reported, and before the score's parts had their maximums;
+    # credit only on a check that can be partly met.
+    "CheckOutput": {"ran", "credit"},
     "ScoreOutput": {"correctness_max", "speed_max"},
     "TimingHostOutput": {"rounds_planned", "stopped_early", "references"},
     # Those graded before the references' figures were stored per host, or the pipeline profiled.

@@ -114,6 +114,23 @@ def test_a_test_that_only_counts_names_the_pipelines_it_lets_through(checking_gr
     message = failed(result)["coverage_test"]
     assert message.startswith("Your check_epoch told 5 of 7 pipelines apart: it passed repeat before shuffle (")
     assert "; it passed no reshuffle (shuffle(..., reshuffle_each_iteration=False)" in message
+    # Scored by how many it tells apart: 5 of 7 of the correctness points, and no speed (not timed).
+    coverage = next(check for check in result["checks"] if check["name"] == "coverage_test")
+    assert coverage["credit"] == pytest.approx(5 / 7, abs=1e-4)
+    assert result["score"]["correctness"] == pytest.approx(round(70 * 5 / 7, 1))
+    assert result["score"]["total"] == result["score"]["correctness"] and result["score"]["speed"] == 0
+
+
+@requires_sandbox
+@pytest.mark.grader
+def test_partial_credit_for_the_test_needs_everything_else_right(checking_grader: Grader):
+    counting_and_unseeded = with_check(
+        "    ids = [int(value) for _, batch in dataset for value in batch.numpy()]\n"
+        "    assert len(ids) == len(expected_ids)\n"
+    ).replace("seed=seed", "seed=None")
+    result = checking_grader.grade(EPOCHS, counting_and_unseeded)
+    assert {"coverage_test", "reproducible_order"} <= set(failed(result))
+    assert result["score"]["correctness"] == 0
 
 
 @requires_sandbox
@@ -124,7 +141,10 @@ def test_a_test_that_fails_everything_or_is_missing_is_told_so(checking_grader: 
         "Your check_epoch told 6 of 7 pipelines apart: it failed the correct pipeline, saying AssertionError:"
         " nothing passes."
     )
+    assert always["score"]["correctness"] == pytest.approx(60.0)
     missing = checking_grader.grade(EPOCHS, EXPERT.replace(CHECK, ""))
+    # No test at all earns nothing.
+    assert missing["score"]["correctness"] == 0
     assert failed(missing)["coverage_test"] == (
         "define check_epoch(dataset, expected_ids): it is the second part of the exercise."
     )

@@ -194,6 +194,24 @@ def test_the_draft_survives_a_reload_and_the_keyboard_leaves_the_editor(
     assert web.console_errors == []
 
 
+def test_the_lesson_lists_every_exercise_of_the_course_and_each_opens(
+    desktop: Browsing, shipped_course: None, token: str
+) -> None:
+    web = desktop
+    web.sign_in_with_token(token)
+    web.goto("/lessons/data-pipelines-tf-data")
+    links = web.page.get_by_role("link", name=re.compile(r"^Exercise: "))
+    links.first.wait_for()
+    shipped = list(PipelineExercise.objects.order_by("position").values_list("slug", "title"))
+    assert len(shipped) == 8
+    assert links.all_inner_texts() == [f"Exercise: {title}" for _, title in shipped]
+    for slug, title in shipped[4:]:
+        web.goto(f"/exercises/{slug}")
+        web.page.get_by_role("heading", level=1, name=title).wait_for()
+        assert web.page.get_by_role("region", name="What it practises").count() == 1
+    assert web.console_errors == []
+
+
 def test_an_exercise_names_what_it_practises_and_leads_to_the_cards(
     phone: Browsing, shipped_course: None, token: str
 ) -> None:

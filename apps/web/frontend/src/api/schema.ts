@@ -1419,6 +1419,11 @@ export interface components {
             message: string;
             /** @description False when the check could not run because an earlier one failed (its message says which). Absent from results graded before it was recorded: those checks all ran. */
             ran?: boolean;
+            /**
+             * Format: double
+             * @description Only on a check that can be partly met (a learner's own test that tells some of the grader's pipelines apart): the share of the correctness points it earns. When such checks are all that failed, the score's correctness is its points times their credits.
+             */
+            credit?: number;
         };
         ChoiceOutput: {
             /** @description The choice's random id in this attempt: send it back to answer. Unrelated to its position. */
