@@ -1,7 +1,7 @@
 """The pipeline grader: overhead per submission, timing stability, whether speedups come out in
 the right order, and throughput of one worker.
 
-Run: python -m bench.grader [--quick] [--only a,b,c,d,t] [--runs N] [--loaded]
+Run: python -m bench.grader [--quick] [--only a,b,c,d,r,t] [--runs N] [--loaded]
      python -m bench.grader --under-load [--runs N] [--submission expert|prefetch]
 No database is needed: it grades the shipped exercises (decks/) through the same Grader and
 sandbox the Celery workers use, with the production timing plan (3 rounds) unless --quick.
@@ -15,6 +15,9 @@ sandbox the Celery workers use, with the production timing plan (3 rounds) unles
     parallel map + prefetch; scalar map before batch < vectorized map after batch.
 (d) submissions graded per minute by one worker with concurrency 2.
 
+(r) every exercise's naive and expert references graded as submissions (--runs times each): the
+    verdict, the speedup against the naive reference and the speed points; the naive reference
+    near none, the expert all of them.
 (t) time to a full result (checks, timing, score, advice) in a warm grader: each shipped exercise's
     expert pipeline graded --runs times (the sandbox warmed for the next while it is graded, as a
     worker does), p50 and p95; and the image exercise with uint8 pixels (wrong output).
@@ -371,6 +374,32 @@ def bench_time_to_result(runs: int, loaded: bool) -> None:
     )
 
 
+def bench_references(runs: int) -> None:
+    """Each exercise's naive and expert references graded as a learner's code: the verdict, the
+    speedup against the naive reference and the speed points, --runs times each."""
+    grader = Grader(config(False, warm_processes=1))
+    print(f"(r) every exercise's references graded as submissions, {runs} times each")
+    try:
+        references_prime(grader, list(EXERCISES.values()))
+        for exercise in EXERCISES.values():
+            for which in ("naive", "expert"):
+                results = []
+                for _ in range(runs):
+                    grader.wait_until_warm()
+                    results.append(grader.grade(exercise, exercise.spec["references"][which]))
+                verdicts = sorted({result["verdict"] for result in results})
+                speedups = [result["speedup"]["vs_naive"] for result in results if result["speedup"]]
+                points = [result["score"]["speed"] for result in results]
+                print(
+                    f"    {exercise.slug} {which}: {', '.join(verdicts)}; vs naive"
+                    f" {', '.join(f'{value:.2f}' for value in speedups) or 'not timed'}; speed points"
+                    f" {', '.join(f'{value:g}' for value in points)} of {results[0]['score']['speed_max']:g}"
+                )
+                sys.stdout.flush()
+    finally:
+        grader.close()
+
+
 def bench_under_load(runs: int, submission: str) -> None:
     code = IMAGES.spec["references"]["expert"] if submission == "expert" else GUIDE_PREFETCH
     grader = Grader(config(False, warm_processes=1))
@@ -425,6 +454,7 @@ def main(argv: list[str]) -> None:
         "c": lambda: bench_ordering(options.quick, repeats),
         "d": lambda: bench_throughput(options.quick, 60.0 if options.quick else 180.0),
         "t": lambda: bench_time_to_result(options.runs, options.loaded),
+        "r": lambda: bench_references(options.runs),
     }
     for name, bench in benches.items():
         if name in parts:

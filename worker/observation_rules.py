@@ -222,17 +222,8 @@ VALIDATION_HINT = (
 )
 
 
-def _splits_not_read(observed: Observed, name: str) -> Check | None:
-    if "splits" not in observed.observation:
-        return check_not_run(name, "needs the validation dataset, and the run did not get to it")
-    return None
-
-
 def validation_normalized(observed: Observed) -> Check:
     name = "validation_normalized"
-    missing = _splits_not_read(observed, name)
-    if missing:
-        return missing
     for observed_split, expected_split, what in (
         ("validation", "validation", "validation"),
         ("validation_after_change", "validation_changed", "changed validation"),
@@ -251,9 +242,6 @@ def validation_normalized(observed: Observed) -> Check:
 
 def training_unchanged_by_validation(observed: Observed) -> Check:
     name = "training_unchanged_by_validation"
-    missing = _splits_not_read(observed, name)
-    if missing:
-        return missing
     # Against the training data of the first build, whatever it holds: only whether it moved counts here.
     first = observed.epochs[0]
     labels = decode_array(first["labels"]).astype(np.int64)
@@ -315,9 +303,7 @@ def normalized_with_training_statistics(observed: Observed) -> Check:
 
 def reproducible_order(observed: Observed) -> Check:
     name = "reproducible_order"
-    splits = observed.observation.get("splits")
-    if not splits or "other_seed_epoch_1" not in splits:
-        return check_not_run(name, "needs the pipeline built again, and the run did not get to it")
+    splits = observed.observation["splits"]
     seed, other = observed.rules["reproducible"]["seed"], observed.rules["reproducible"]["other_seed"]
 
     def ids(epoch: Mapping[str, Any]) -> list[int]:
@@ -346,9 +332,7 @@ def reproducible_order(observed: Observed) -> Check:
 def coverage_test(observed: Observed) -> Check:
     name = "coverage_test"
     function = observed.rules["coverage_test"]["function"]
-    outcome = observed.observation.get("coverage_test")
-    if outcome is None:
-        return check_not_run(name, f"needs {function} run, and the run did not get to it")
+    outcome = observed.observation["coverage_test"]
     if "error" in outcome:
         return Check(name, False, f"{outcome['error']}.")
     cases = outcome["cases"]
@@ -377,14 +361,6 @@ def coverage_test(observed: Observed) -> Check:
 # ----- sharded input for distributed training (rules.sharded)
 
 
-def _sharding(observed: Observed, name: str) -> list[Mapping[str, Any]] | Check:
-    configs = observed.observation.get("sharding")
-    if configs is None:
-        return check_not_run(name, "needs every worker's pipeline, and the run did not get to them")
-    sharding: list[Mapping[str, Any]] = configs
-    return sharding
-
-
 def _setup(config: Mapping[str, Any]) -> str:
     """How a message about one setup begins."""
     return f"With {config['workers']} workers over {config['files']} files"
@@ -392,9 +368,7 @@ def _setup(config: Mapping[str, Any]) -> str:
 
 def sharded_every_example_once(observed: Observed) -> Check:
     name = "sharded_every_example_once"
-    configs = _sharding(observed, name)
-    if isinstance(configs, Check):
-        return configs
+    configs: list[Mapping[str, Any]] = observed.observation["sharding"]
     count = len(observed.expected.labels)
     for config in configs:
         owners: dict[int, list[int]] = {}
@@ -425,9 +399,7 @@ def sharded_every_example_once(observed: Observed) -> Check:
 
 def per_replica_batches(observed: Observed) -> Check:
     name = "per_replica_batches"
-    configs = _sharding(observed, name)
-    if isinstance(configs, Check):
-        return configs
+    configs: list[Mapping[str, Any]] = observed.observation["sharding"]
     for config in configs:
         for run in config["runs"]:
             if run["batch_sizes"] != [config["per_replica"]]:
@@ -444,9 +416,7 @@ def per_replica_batches(observed: Observed) -> Check:
 
 def workers_shuffled(observed: Observed) -> Check:
     name = "workers_shuffled"
-    configs = _sharding(observed, name)
-    if isinstance(configs, Check):
-        return configs
+    configs: list[Mapping[str, Any]] = observed.observation["sharding"]
     for config in configs:
         orders = []
         for run in config["runs"]:
@@ -473,9 +443,7 @@ def workers_shuffled(observed: Observed) -> Check:
 
 def sharded_before_reading(observed: Observed) -> Check:
     name = "sharded_before_reading"
-    configs = _sharding(observed, name)
-    if isinstance(configs, Check):
-        return configs
+    configs: list[Mapping[str, Any]] = observed.observation["sharding"]
     for config in configs:
         if config["files"] < config["workers"]:
             continue
@@ -497,9 +465,7 @@ def sharded_before_reading(observed: Observed) -> Check:
 
 def sharded_before_parsing(observed: Observed) -> Check:
     name = "sharded_before_parsing"
-    configs = _sharding(observed, name)
-    if isinstance(configs, Check):
-        return configs
+    configs: list[Mapping[str, Any]] = observed.observation["sharding"]
     examples = len(observed.expected.labels)
     if not any(run["parsed"] for config in configs for run in config["runs"]):
         return check_not_run(
@@ -531,6 +497,9 @@ class ObservationRule:
     # What the first epoch alone says (a run cut short after a failing first epoch): "judges" (its
     # result stands), "fails" (a failure stands, a pass needs the later epochs) or "nothing".
     first_epoch: str = "judges"
+    # What the checking run observes after the main pipeline's epochs that the check needs: the key
+    # in the observation, and in words for the learner when the run did not get that far.
+    needs: tuple[str, str] | None = None
 
 
 OBSERVATION_RULES: tuple[ObservationRule, ...] = (
@@ -573,21 +542,37 @@ OBSERVATION_RULES: tuple[ObservationRule, ...] = (
         lambda rules: bool(rules.get("splits")),
         training_unchanged_by_validation,
         first_epoch="nothing",
+        needs=("splits", "the pipelines built again with the validation files changed"),
     ),
     ObservationRule(
-        "validation_normalized", lambda rules: bool(rules.get("splits")), validation_normalized, first_epoch="nothing"
+        "validation_normalized",
+        lambda rules: bool(rules.get("splits")),
+        validation_normalized,
+        first_epoch="nothing",
+        needs=("splits", "the validation datasets"),
     ),
     ObservationRule(
         "reproducible_order",
         lambda rules: bool(rules.get("reproducible")),
         reproducible_order,
         first_epoch="nothing",
+        needs=("splits", "the pipeline built again"),
     ),
     ObservationRule(
-        "coverage_test", lambda rules: bool(rules.get("coverage_test")), coverage_test, first_epoch="nothing"
+        "coverage_test",
+        lambda rules: bool(rules.get("coverage_test")),
+        coverage_test,
+        first_epoch="nothing",
+        needs=("coverage_test", "your test run against the grader's pipelines"),
     ),
     *(
-        ObservationRule(rule.__name__, lambda rules: bool(rules.get("sharded")), rule, first_epoch="nothing")
+        ObservationRule(
+            rule.__name__,
+            lambda rules: bool(rules.get("sharded")),
+            rule,
+            first_epoch="nothing",
+            needs=("sharding", "every worker's pipeline"),
+        )
         for rule in (
             sharded_every_example_once,
             per_replica_batches,
@@ -676,6 +661,8 @@ def _checked_on_first_epoch(rule: ObservationRule, observed: Observed) -> Check:
 
 
 def _checked(rule: ObservationRule, observed: Observed) -> Check:
+    if rule.needs and rule.needs[0] not in observed.observation:
+        return check_not_run(rule.name, f"needs {rule.needs[1]}, and the run did not get that far")
     if rule.needs_matches and not observed.mostly_matched:
         return check_not_run(rule.name, "needs output examples that match the input ones (see every_example_once)")
     return rule.check(observed)

@@ -117,3 +117,25 @@ def test_the_order_of_examples_that_match_no_input_is_not_judged():
     assert (checks["every_example_once"].passed, checks["every_example_once"].ran) == (False, True)
     assert (checks["value_range"].passed, checks["value_range"].ran) == (False, True)
     assert (checks["shuffled"].passed, checks["shuffled"].ran) == (False, False)
+
+
+def test_checks_of_runs_after_the_main_epochs_say_so_when_the_run_did_not_get_there():
+    sharded = {**SPEC, "rules": {**SPEC["rules"], "sharded": {"global_batch": 8, "configs": [[2, 2]]}}}
+    observation = {"epochs": [epoch(RNG.permutation(8)), epoch(RNG.permutation(8))]}
+    checks = {check.name: check for check in evaluate_observation(observation, EXPECTED, sharded, code="")}
+    assert checks["shuffled"].passed
+    for name in ("sharded_every_example_once", "per_replica_batches", "workers_shuffled"):
+        assert not checks[name].ran
+        assert checks[name].message == "Not run: needs every worker's pipeline, and the run did not get that far."
+    # With every worker observed, the same rules judge what the workers gave.
+    runs = [
+        {"worker": worker, "ids": [5, 1, 7, 3][worker::2], "batch_sizes": [4], "bytes_read": 10, "parsed": 4}
+        for worker in (0, 1)
+    ]
+    observation["sharding"] = [{"files": 2, "workers": 2, "per_replica": 4, "file_bytes": 20, "runs": runs}]
+    checks = {check.name: check for check in evaluate_observation(observation, EXPECTED, sharded, code="")}
+    assert checks["per_replica_batches"].passed and checks["sharded_before_reading"].passed
+    assert checks["sharded_every_example_once"].message == (
+        "With 2 workers over 2 files, 4 examples came from no worker: together the workers must give every example"
+        " once per epoch."
+    )
