@@ -7,20 +7,13 @@ from rest_framework import serializers
 
 from apps.common.fields import AwareDateTimeField, CanonicalUUIDField, SingleLineCharField
 from apps.common.query import QueryIntegerField
-from apps.content.models import Card, LinkKind
+from apps.content.models import LinkKind
+from apps.content.serializers import CardReferenceOutput
 from apps.explore.activity import ACTIVITY_KINDS
 from apps.explore.models import RegionVisit
 
 MAX_ACTIVITY_PAGE = 200
 DEFAULT_ACTIVITY_PAGE = 50
-
-
-class NodeCardOutput(serializers.ModelSerializer):
-    deck = serializers.CharField(source="deck.slug")
-
-    class Meta:
-        model = Card
-        fields = ["id", "deck", "slug", "term"]
 
 
 class NodeLinkOutput(serializers.Serializer):
@@ -44,7 +37,7 @@ class NodeOutput(serializers.Serializer):
     y = serializers.FloatField()
     z = serializers.FloatField()
     links = NodeLinkOutput(many=True)
-    cards = NodeCardOutput(many=True)
+    cards = CardReferenceOutput(many=True)
     mastery = serializers.FloatField(help_text="Mean probability of recall now over the cards; new cards count 0.")
     cards_studied = serializers.IntegerField()
     cards_total = serializers.IntegerField()

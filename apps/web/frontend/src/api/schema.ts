@@ -2201,12 +2201,6 @@ export interface components {
             good: number;
             easy: number;
         };
-        NodeCardOutput: {
-            readonly id: number;
-            deck: string;
-            slug: string;
-            term: string;
-        };
         NodeLinkOutput: {
             /**
              * @description outgoing: this concept is the link's source.
@@ -2233,7 +2227,7 @@ export interface components {
             /** Format: double */
             z: number;
             links: components["schemas"]["NodeLinkOutput"][];
-            cards: components["schemas"]["NodeCardOutput"][];
+            cards: components["schemas"]["CardReferenceOutput"][];
             /**
              * Format: double
              * @description Mean probability of recall now over the cards; new cards count 0.
