@@ -41,7 +41,6 @@ import random
 import re
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 import uuid
@@ -53,15 +52,14 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
+from bench.servers import BARE, FLOOR, MODELS, PROJECT, App, ServerModel, SlowClients, serving
 from bench.stack import (
-    REPO_ROOT,
+    TRIVIAL_PATH,
     Server,
     bench_database,
     children,
     database_url,
     free_port,
-    gunicorn_stop,
-    gunicorn_wait,
     log_tail,
     production_env,
     redis_server,
@@ -96,12 +94,14 @@ from bench.srs import (  # noqa: E402
     tables_analyze,
     token_for,
 )
+from quizsite.nginx import nginx_in_front  # noqa: E402
 
-WORKERS = 2
 WRK_THREADS = 2
-BARE_APP = "bench.http_bare:application"
-FLOOR_APP = "bench.http_floor:floor_application()"
-PROJECT_APP = "quizsite.wsgi"
+# The production configuration, chosen by `--compare` (docs/benchmarks.md has the figures).
+PRODUCTION_MODEL = "granian"
+CONNECTIONS = (4, 16)
+# Connections that trickle a request head at the front during every measured run.
+SLOW_CLIENTS = 8
 COURSES_PATH = "/api/v1/courses/"
 REVIEWS_PATH = "/api/v1/reviews/"
 STUDY_SIZE = 50
@@ -128,18 +128,20 @@ WRK_TIMEOUT_MARGIN_SECONDS = 120
 
 @dataclass(frozen=True)
 class Target:
+    # Requests/s at least this share of the row in AGAINST, in the same run.
     ratio: float | None = None
     in_process_ms: float | None = None
     queries: int | None = None
 
 
 TARGETS = {
-    "courses": Target(ratio=0.12),
-    "study": Target(ratio=0.05, in_process_ms=8.0, queries=4),
-    "review": Target(ratio=0.06, in_process_ms=5.0, queries=5),
+    "floor_api": Target(ratio=0.6),
+    "courses": Target(ratio=0.7),
+    "study": Target(ratio=0.25, in_process_ms=8.0, queries=4),
+    "review": Target(ratio=0.4, in_process_ms=5.0, queries=5),
 }
+ROWS = ["floor_django", "floor_api", "courses", "study", "review"]
 LABELS = {
-    "bare": "bare WSGI callable (GET /)",
     "floor_django": "empty Django view",
     "floor_api": "empty API view",
     "courses": f"GET {COURSES_PATH}",
@@ -335,6 +337,7 @@ class WrkRun:
     seconds: float
     rps: float
     p50_ms: float
+    p99_ms: float
     non_2xx: int
     socket_errors: int
     cpu_ms: float
@@ -344,6 +347,15 @@ class WrkRun:
     def errors(self) -> int:
         return self.non_2xx + self.socket_errors
 
+    def as_json(self) -> dict[str, float | int]:
+        return {
+            "requests_per_second": round(self.rps, 1),
+            "p50_ms": round(self.p50_ms, 3),
+            "p99_ms": round(self.p99_ms, 3),
+            "cpu_ms_per_request": round(self.cpu_ms, 3),
+            "errors": self.errors,
+        }
+
 
 _UNIT_MS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60_000.0, "h": 3_600_000.0}
 
@@ -352,12 +364,17 @@ def _duration_ms(number: str, unit: str) -> float:
     return float(number) * _UNIT_MS[unit]
 
 
-def wrk_parse(output: str) -> tuple[int, float, float, float, int, int]:
-    """Requests, seconds, requests/s, p50 ms, non-2xx/3xx answers and socket errors from wrk's report."""
+def _percentile_ms(output: str, percent: int) -> float | None:
+    found = re.search(rf"^\s+{percent}%\s+([\d.]+)(us|ms|s|m|h)\s*$", output, re.MULTILINE)
+    return _duration_ms(found.group(1), found.group(2)) if found else None
+
+
+def wrk_parse(output: str) -> tuple[int, float, float, float, float, int, int]:
+    """Requests, seconds, requests/s, p50 and p99 ms, non-2xx/3xx answers and socket errors from wrk's report."""
     made = re.search(r"(\d+) requests in ([\d.]+)(us|ms|s|m|h)", output)
     rate = re.search(r"Requests/sec:\s+([\d.]+)", output)
-    p50 = re.search(r"^\s+50%\s+([\d.]+)(us|ms|s|m|h)\s*$", output, re.MULTILINE)
-    if made is None or rate is None or p50 is None:
+    p50, p99 = _percentile_ms(output, 50), _percentile_ms(output, 99)
+    if made is None or rate is None or p50 is None or p99 is None:
         raise RuntimeError(f"wrk's report could not be read:\n{output}")
     non_2xx = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", output)
     sockets = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", output)
@@ -365,37 +382,39 @@ def wrk_parse(output: str) -> tuple[int, float, float, float, int, int]:
         int(made.group(1)),
         _duration_ms(made.group(2), made.group(3)) / 1000,
         float(rate.group(1)),
-        _duration_ms(p50.group(1), p50.group(2)),
+        p50,
+        p99,
         int(non_2xx.group(1)) if non_2xx else 0,
         sum(int(count) for count in sockets.groups()) if sockets else 0,
     )
 
 
 def wrk_run(
-    server: Server, path: str, *, token: str, seconds: float, connections: int, script: Path | None = None
+    target: Front, path: str, *, token: str, seconds: float, connections: int, script: Path | None = None
 ) -> WrkRun:
-    """One wrk run against the server, with the CPU its workers spent meanwhile."""
+    """One wrk run against the front (the proxy, or the server), with the CPU the server spent meanwhile."""
     command = [
         "wrk", f"-t{min(WRK_THREADS, connections)}", f"-c{connections}", f"-d{math.ceil(seconds)}s", "--latency",
         "-H", f"Authorization: Token {token}",
     ]  # fmt: skip
     if script is not None:
         command += ["-s", str(script)]
-    command.append(f"http://127.0.0.1:{server.port}{path}")
-    cpu_before = children_cpu_seconds(server.process.pid)
+    command.append(f"http://127.0.0.1:{target.port}{path}")
+    cpu_before = children_cpu_seconds(target.server.process.pid)
     finished = subprocess.run(
         command, capture_output=True, text=True, timeout=seconds + WRK_TIMEOUT_MARGIN_SECONDS, check=False
     )
-    cpu = children_cpu_seconds(server.process.pid) - cpu_before
+    cpu = children_cpu_seconds(target.server.process.pid) - cpu_before
     output = finished.stdout + finished.stderr
     if finished.returncode != 0:
         raise RuntimeError(f"wrk exited with {finished.returncode}:\n{output}")
-    requests, took, rps, p50_ms, non_2xx, socket_errors = wrk_parse(output)
+    requests, took, rps, p50_ms, p99_ms, non_2xx, socket_errors = wrk_parse(output)
     return WrkRun(
         requests=requests,
         seconds=took,
         rps=rps,
         p50_ms=p50_ms,
+        p99_ms=p99_ms,
         non_2xx=non_2xx,
         socket_errors=socket_errors,
         cpu_ms=cpu * 1000 / requests if requests else float("nan"),
@@ -441,44 +460,55 @@ end
 """)
 
 
-def lua_script(directory: str, world: World, *, kinds: list[str], run: int, connections: int) -> Path:
-    """A wrk script in `directory` sending `kinds` in turn; run numbers keep review ids unique across runs."""
-    threads = min(WRK_THREADS, connections)
-    reviewers = world.reviewer_tokens[1:]
-    text = _LUA.substitute(
-        kinds=", ".join(f'"{kind}"' for kind in kinds),
-        cards=", ".join(str(card_id) for card_id in world.deck_card_ids),
-        reviewer_tokens=", ".join(f'"{token}"' for token in reviewers),
-        per_thread=max(1, len(reviewers) // threads),
-        run=run,
-        study_path=world.study_path,
-        reader_token=world.measured_token,
-        reviews_path=REVIEWS_PATH,
-        courses_path=COURSES_PATH,
-    )
-    path = Path(directory) / f"run-{run}.lua"
-    path.write_text(text, encoding="utf-8")
-    return path
+class Scripts:
+    """wrk scripts in a directory of their own, each with a new run number, so review ids never repeat."""
+
+    def __init__(self, directory: str, world: World) -> None:
+        self.directory = directory
+        self.world = world
+        self.runs = 0
+
+    def script(self, *, kinds: list[str], connections: int) -> Path:
+        self.runs += 1
+        threads = min(WRK_THREADS, connections)
+        reviewers = self.world.reviewer_tokens[1:]
+        text = _LUA.substitute(
+            kinds=", ".join(f'"{kind}"' for kind in kinds),
+            cards=", ".join(str(card_id) for card_id in self.world.deck_card_ids),
+            reviewer_tokens=", ".join(f'"{token}"' for token in reviewers),
+            per_thread=max(1, len(reviewers) // threads),
+            run=self.runs,
+            study_path=self.world.study_path,
+            reader_token=self.world.measured_token,
+            reviews_path=REVIEWS_PATH,
+            courses_path=COURSES_PATH,
+        )
+        path = Path(self.directory) / f"run-{self.runs}.lua"
+        path.write_text(text, encoding="utf-8")
+        return path
+
+
+@dataclass
+class Front:
+    """Where wrk sends its requests (nginx's port when proxied), and the server whose CPU is counted."""
+
+    server: Server
+    port: int
 
 
 @contextmanager
-def sync_gunicorn(app: str, *, env: Mapping[str, str], token: str) -> Iterator[Server]:
-    """gunicorn with WORKERS sync workers serving `app` on a free port, answering before the block starts."""
-    port = free_port()
-    command = [
-        sys.executable, "-m", "gunicorn", app, "--worker-class", "sync", "--workers", str(WORKERS),
-        "--bind", f"127.0.0.1:{port}", "--log-level", "warning",
-    ]  # fmt: skip
-    with tempfile.NamedTemporaryFile(prefix="bench-gunicorn-", suffix=".log") as log:
-        process = subprocess.Popen(command, cwd=REPO_ROOT, env=dict(env), stdout=log, stderr=subprocess.STDOUT)
-        try:
-            gunicorn_wait(process, port, token, log.name)
-            yield Server(process=process, port=port, log_path=log.name)
-        finally:
-            gunicorn_stop(process)
+def fronted(
+    model: ServerModel, app: App, *, env: Mapping[str, str], token: str, proxy: bool, ready_path: str
+) -> Iterator[Front]:
+    with serving(model, app, env=env, token=token, ready_path=ready_path) as server:
+        if not proxy:
+            yield Front(server=server, port=server.port)
+            return
+        with nginx_in_front(port=free_port(), upstream_port=server.port) as front:
+            yield Front(server=server, port=front.port)
 
 
-def http_warm(server: Server, world: World) -> None:
+def http_warm(port: int, world: World) -> None:
     """A few requests of each endpoint, so each worker has served each kind before the clock starts."""
     reader = {"Authorization": f"Token {world.measured_token}"}
     for n in range(HTTP_WARMUP):
@@ -489,7 +519,7 @@ def http_warm(server: Server, world: World) -> None:
             ("GET", world.study_path, reader, None),
             ("POST", REVIEWS_PATH, reviewer, json.dumps(review)),
         ):
-            client = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+            client = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
             client.request(method, path, body=body, headers=headers)
             answer = client.getresponse()
             content = answer.read()
@@ -516,66 +546,108 @@ class Memory:
 
 
 @dataclass
+class Options:
+    seconds: float
+    connections: list[int]
+    proxy: bool
+    slow_clients: int
+
+
+@dataclass
 class Http:
-    runs: dict[str, WrkRun]
-    mixed: list[WrkRun]
-    memory: Memory
-    log_tails: dict[str, str]
+    model: ServerModel
+    # Keyed by row name and connections.
+    runs: dict[tuple[str, int], WrkRun]
+    mixed: list[WrkRun] = field(default_factory=list)
+    memory: Memory | None = None
+    log_tails: dict[str, str] = field(default_factory=dict)
+    slow_reconnects: int = 0
 
 
-def http_measure(world: World, *, redis: str, seconds: float, connections: int) -> Http:
-    """wrk against the bare callable, then against the project: each endpoint, then the mixed top-up runs."""
-    runs: dict[str, WrkRun] = {}
-    log_tails: dict[str, str] = {}
-    memory = Memory()
-    mixed: list[WrkRun] = []
-    with tempfile.TemporaryDirectory(prefix="bench-http-") as scripts:
-        with sync_gunicorn(BARE_APP, env=dict(os.environ), token=world.measured_token) as bare:
-            runs["bare"] = wrk_run(bare, "/", token=world.measured_token, seconds=seconds, connections=connections)
-            log_tails["bare"] = log_tail(bare.log_path)
-        env = production_env(database=database_url(), redis=redis, **unthrottled())
-        with sync_gunicorn(FLOOR_APP, env=env, token=world.measured_token) as floor:
-            for name, path in (("floor_django", FLOOR_DJANGO_PATH), ("floor_api", FLOOR_API_PATH)):
-                runs[name] = wrk_run(floor, path, token=world.measured_token, seconds=seconds, connections=connections)
-            log_tails["floor"] = log_tail(floor.log_path)
-        with sync_gunicorn(PROJECT_APP, env=env, token=world.measured_token) as project:
-            workers = children(project.process.pid)
-            memory.start_kib = {pid: rss_kib(pid) for pid in workers}
-            http_warm(project, world)
-            memory.served = 1 + HTTP_WARMUP * 3
+def bare_measure(models: list[ServerModel], options: Options) -> dict[str, dict[int, WrkRun]]:
+    """The bare callable under each model, straight to the server: what each server alone can do here."""
+    found: dict[str, dict[int, WrkRun]] = {}
+    for model in models:
+        with serving(model, BARE, env=dict(os.environ), token="-", ready_path="/") as server:
+            target = Front(server=server, port=server.port)
+            found[model.key] = {
+                n: wrk_run(target, "/", token="-", seconds=options.seconds, connections=n) for n in options.connections
+            }
+    return found
 
-            def measure(path: str, script: Path | None = None, *, seconds: float = seconds) -> WrkRun:
-                return wrk_run(
-                    project, path, token=world.measured_token, seconds=seconds, connections=connections, script=script
-                )
 
-            runs["courses"] = measure(COURSES_PATH)
-            runs["study"] = measure(world.study_path)
-            runs["review"] = measure(
-                REVIEWS_PATH, lua_script(scripts, world, kinds=["review"], run=1, connections=connections)
-            )
-            memory.served += sum(runs[name].requests for name in ("courses", "study", "review"))
-            while memory.served < MEMORY_REQUESTS or not mixed:
-                if len(mixed) == MIXED_RUNS_MAX:
-                    print(f"!!! only {memory.served} requests served after {MIXED_RUNS_MAX} mixed runs")
-                    break
-                mixed_seconds = (
-                    min(MIXED_RUN_SECONDS_MAX, max(1.0, (MEMORY_REQUESTS - memory.served) / max(mixed[-1].rps, 1.0)))
-                    if mixed
-                    else MIXED_FIRST_SECONDS
-                )
-                script = lua_script(
-                    scripts, world, kinds=["courses", "study", "review"], run=2 + len(mixed), connections=connections
-                )
-                mixed.append(measure(COURSES_PATH, script, seconds=mixed_seconds))
-                memory.served += mixed[-1].requests
-            memory.after_kib = {pid: rss_kib(pid) for pid in workers}
-            if set(children(project.process.pid)) != set(workers):
-                print(f"!!! gunicorn replaced workers during the run: {workers} -> {children(project.process.pid)}")
-            memory.numpy = any(_mapped(pid, "/numpy/") for pid in workers)
-            memory.tensorflow = any(_mapped(pid, "/tensorflow/") for pid in workers)
-            log_tails["project"] = log_tail(project.log_path)
-    return Http(runs=runs, mixed=mixed, memory=memory, log_tails=log_tails)
+def http_measure(world: World, model: ServerModel, *, redis: str, options: Options, memory: bool) -> Http:
+    """wrk against the floor, then the project, under `model` (behind nginx with `proxy`), with slow clients
+    trickling requests at the front all along; with `memory`, the mixed top-up runs and the workers' memory."""
+    figures = Http(model=model, runs={})
+    env = production_env(database=database_url(), redis=redis, **unthrottled())
+    token = world.measured_token
+    with tempfile.TemporaryDirectory(prefix="bench-http-") as directory:
+        scripts = Scripts(directory, world)
+        with fronted(model, FLOOR, env=env, token=token, proxy=options.proxy, ready_path=TRIVIAL_PATH) as floor:
+            with SlowClients(floor.port, options.slow_clients) as slow:
+                for n in options.connections:
+                    for name, path in (("floor_django", FLOOR_DJANGO_PATH), ("floor_api", FLOOR_API_PATH)):
+                        figures.runs[name, n] = wrk_run(
+                            floor, path, token=token, seconds=options.seconds, connections=n
+                        )
+            figures.slow_reconnects += slow.reconnects
+            figures.log_tails["floor"] = log_tail(floor.server.log_path)
+        with fronted(model, PROJECT, env=env, token=token, proxy=options.proxy, ready_path=TRIVIAL_PATH) as project:
+            workers = children(project.server.process.pid)
+            used = Memory(start_kib={pid: rss_kib(pid) for pid in workers})
+            http_warm(project.port, world)
+            used.served = 1 + HTTP_WARMUP * 3
+
+            def measure(path: str, connections: int, script: Path | None = None, **kw: float) -> WrkRun:
+                seconds = kw.get("seconds", options.seconds)
+                return wrk_run(project, path, token=token, seconds=seconds, connections=connections, script=script)
+
+            with SlowClients(project.port, options.slow_clients) as slow:
+                for n in options.connections:
+                    figures.runs["courses", n] = measure(COURSES_PATH, n)
+                    figures.runs["study", n] = measure(world.study_path, n)
+                    figures.runs["review", n] = measure(
+                        REVIEWS_PATH, n, scripts.script(kinds=["review"], connections=n)
+                    )
+            figures.slow_reconnects += slow.reconnects
+            used.served += sum(run.requests for (name, _), run in figures.runs.items() if not name.startswith("floor"))
+            if memory:
+                figures.memory = memory_top_up(figures, project, used, scripts, measure, options.connections[0])
+            figures.log_tails["project"] = log_tail(project.server.log_path)
+    return figures
+
+
+def memory_top_up(
+    figures: Http,
+    project: Front,
+    used: Memory,
+    scripts: Scripts,
+    measure: Callable[..., WrkRun],
+    connections: int,
+) -> Memory:
+    """Mixed runs until the workers have served MEMORY_REQUESTS, then what they hold and have loaded."""
+    workers = list(used.start_kib)
+    mixed = figures.mixed
+    while used.served < MEMORY_REQUESTS or not mixed:
+        if len(mixed) == MIXED_RUNS_MAX:
+            print(f"!!! only {used.served} requests served after {MIXED_RUNS_MAX} mixed runs")
+            break
+        mixed_seconds = (
+            min(MIXED_RUN_SECONDS_MAX, max(1.0, (MEMORY_REQUESTS - used.served) / max(mixed[-1].rps, 1.0)))
+            if mixed
+            else MIXED_FIRST_SECONDS
+        )
+        script = scripts.script(kinds=["courses", "study", "review"], connections=connections)
+        mixed.append(measure(COURSES_PATH, connections, script, seconds=mixed_seconds))
+        used.served += mixed[-1].requests
+    used.after_kib = {pid: rss_kib(pid) for pid in workers}
+    now = children(project.server.process.pid)
+    if set(now) != set(workers):
+        print(f"!!! the server replaced workers during the run: {workers} -> {now}")
+    used.numpy = any(_mapped(pid, "/numpy/") for pid in workers)
+    used.tensorflow = any(_mapped(pid, "/tensorflow/") for pid in workers)
+    return used
 
 
 # --- Report -----------------------------------------------------------------------------------------
@@ -585,49 +657,106 @@ def _verdict(met: bool) -> str:
     return "met" if met else "NOT MET"
 
 
-def table_print(http: Http, in_process: dict[str, InProcess]) -> None:
-    limit = http.runs["bare"].rps
+# Each row's figures are read against the row named here, in the same run.
+AGAINST = {"floor_api": "floor_django", "courses": "floor_api", "study": "floor_api", "review": "floor_api"}
+# p99 at most this many times p50, at the largest number of connections.
+P99_OVER_P50 = 4.0
+
+
+def _ratio(http: Http, name: str, connections: int) -> float | None:
+    against = AGAINST.get(name)
+    if against is None:
+        return None
+    base = http.runs[against, connections].rps
+    return http.runs[name, connections].rps / base if base else float("nan")
+
+
+def table_print(http: Http, bare: dict[str, dict[int, WrkRun]], in_process: dict[str, InProcess]) -> None:
     header = (
-        "endpoint",
+        "row",
+        "conns",
         "requests/s",
-        "ratio to limit",
+        "ratio",
         "target",
         "p50",
+        "p99 (/p50)",
         "CPU ms/request",
         "in-process p50",
         "SQL sent (SQL ms)",
     )
     rows = [header]
-    for name, run in http.runs.items():
-        target = TARGETS.get(name, Target())
-        ratio = run.rps / limit if limit else float("nan")
-        rate = f"{run.rps:.0f}" + (f" ({run.errors} ERRORS)" if run.errors else "")
-        target_text = f">= {target.ratio:.2f}: {_verdict(ratio >= target.ratio)}" if target.ratio else "-"
-        local = in_process.get(name)
-        local_text = sql_text = "-"
-        if local is not None:
-            local_text = f"{local.p50_ms:.1f} ms"
-            if target.in_process_ms is not None:
-                local_text += f" (<= {target.in_process_ms:.0f}: {_verdict(local.p50_ms <= target.in_process_ms)})"
-            sql_text = f"{_spread(local.counted)}"
-            if target.queries is not None:
-                sql_text += f" (<= {target.queries}: {_verdict(local.statements <= target.queries)})"
-            sql_text += f" ({local.sql_ms:.1f} ms)"
-        rows.append(
-            (
-                LABELS[name],
-                rate,
-                f"{ratio:.3f}",
-                target_text,
-                f"{run.p50_ms:.2f} ms",
-                f"{run.cpu_ms:.2f}",
-                local_text,
-                sql_text,
+    top = max(n for _, n in http.runs)
+    for connections in sorted({n for _, n in http.runs}):
+        fastest_key = max(bare, key=lambda key: bare[key][connections].rps)
+        bare_rows = [(http.model.key, f"bare callable, {http.model.label}")]
+        if fastest_key == http.model.key:
+            bare_rows[0] = (fastest_key, bare_rows[0][1] + " (the fastest)")
+        else:
+            bare_rows.append((fastest_key, f"bare callable, fastest: {MODELS[fastest_key].label}"))
+        for key, label in bare_rows:
+            run = bare[key][connections]
+            rows.append((label, str(connections), f"{run.rps:.0f}", "-", "-", f"{run.p50_ms:.2f} ms",
+                         f"{run.p99_ms:.2f} ms", f"{run.cpu_ms:.3f}", "-", "-"))  # fmt: skip
+        for name in ROWS:
+            run = http.runs[name, connections]
+            target = TARGETS.get(name, Target())
+            ratio = _ratio(http, name, connections)
+            rate = f"{run.rps:.0f}" + (f" ({run.errors} ERRORS)" if run.errors else "")
+            target_text = "-"
+            if target.ratio is not None and ratio is not None:
+                target_text = f">= {target.ratio:.2f} of {AGAINST[name]}: {_verdict(ratio >= target.ratio)}"
+            spread = run.p99_ms / run.p50_ms if run.p50_ms else float("nan")
+            p99_text = f"{run.p99_ms:.2f} ms ({spread:.1f}x"
+            if connections == top:
+                p99_text += f" <= {P99_OVER_P50:.0f}: {_verdict(spread <= P99_OVER_P50)}"
+            p99_text += ")"
+            local = in_process.get(name)
+            local_text = sql_text = "-"
+            if local is not None:
+                local_text = f"{local.p50_ms:.1f} ms"
+                if target.in_process_ms is not None:
+                    local_text += f" (<= {target.in_process_ms:.0f}: {_verdict(local.p50_ms <= target.in_process_ms)})"
+                sql_text = f"{_spread(local.counted)}"
+                if target.queries is not None:
+                    sql_text += f" (<= {target.queries}: {_verdict(local.statements <= target.queries)})"
+                sql_text += f" ({local.sql_ms:.1f} ms)"
+            rows.append(
+                (
+                    LABELS[name],
+                    str(connections),
+                    rate,
+                    "-" if ratio is None else f"{ratio:.3f}",
+                    target_text,
+                    f"{run.p50_ms:.2f} ms",
+                    p99_text,
+                    f"{run.cpu_ms:.3f}",
+                    local_text,
+                    sql_text,
+                )
             )
-        )
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     for index, row in enumerate(rows):
         print("| " + " | ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)) + " |")
+        if index == 0:
+            print("|" + "|".join("-" * (width + 2) for width in widths) + "|")
+
+
+def comparison_print(results: list[Http], bare: dict[str, dict[int, WrkRun]]) -> None:
+    """One line per model: requests/s of each row at each number of connections (CPU ms/request after it)."""
+    connections = sorted({n for _, n in results[0].runs})
+    header = ["model", *[f"bare c{n}" for n in connections]]
+    header += [f"{name} c{n}" for name in ROWS for n in connections]
+    lines = [header]
+    for result in results:
+        line = [result.model.label] + [f"{bare[result.model.key][n].rps:.0f}" for n in connections]
+        for name in ROWS:
+            for n in connections:
+                run = result.runs[name, n]
+                line.append(f"{run.rps:.0f} ({run.cpu_ms:.2f})" + ("!" if run.errors else ""))
+        lines.append(line)
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    for index, line in enumerate(lines):
+        print("| " + " | ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)) + " |")
         if index == 0:
             print("|" + "|".join("-" * (width + 2) for width in widths) + "|")
 
@@ -649,7 +778,10 @@ def details_print(http: Http, in_process: dict[str, InProcess]) -> None:
             f"{mixed.rps:.0f}/s, p50 {mixed.p50_ms:.2f} ms, CPU {mixed.cpu_ms:.2f} ms/request"
             + (f", {mixed.errors} ERRORS" if mixed.errors else "")
         )
+    print(f"slow clients: reconnected {http.slow_reconnects} times (dropped by the front for stalling)")
     memory = http.memory
+    if memory is None:
+        return
     print(f"memory of the project's workers (after {memory.served:,} requests served):")
     for pid, start in memory.start_kib.items():
         after = memory.after_kib.get(pid)
@@ -664,44 +796,108 @@ def _mib(kib: int | None) -> str:
 
 def errors_print(http: Http) -> bool:
     """Shout about every non-2xx answer or socket error; returns whether there were any."""
-    failed = {name: run for name, run in http.runs.items() if run.errors}
+    failed = {f"{name} c{n}": run for (name, n), run in http.runs.items() if run.errors}
     failed |= {f"mixed run {n}": run for n, run in enumerate(http.mixed, start=1) if run.errors}
     for name, run in failed.items():
         print(
-            f"!!! {name}: {run.non_2xx} non-2xx/3xx answers and {run.socket_errors} socket errors in "
-            f"{run.requests} requests: its figures are NOT VALID\n{run.output}"
+            f"!!! {http.model.label}, {name}: {run.non_2xx} non-2xx/3xx answers and {run.socket_errors} socket "
+            f"errors in {run.requests} requests: its figures are NOT VALID\n{run.output}"
         )
     if failed:
         for server, tail in http.log_tails.items():
-            print(f"!!! gunicorn ({server}) log ends:\n{tail}")
+            print(f"!!! server ({server}) log ends:\n{tail}")
     return bool(failed)
+
+
+def figures_json(http: Http, bare: dict[str, dict[int, WrkRun]], options: Options) -> dict[str, Any]:
+    """The run's figures as one object, for comparing runs."""
+    rows: list[dict[str, Any]] = []
+    for (name, connections), run in sorted(http.runs.items(), key=lambda item: (item[0][1], ROWS.index(item[0][0]))):
+        ratio = _ratio(http, name, connections)
+        target = TARGETS.get(name, Target()).ratio
+        rows.append(
+            {"row": name, "connections": connections, **run.as_json()}
+            | ({"ratio": round(ratio, 4), "against": AGAINST[name]} if ratio is not None else {})
+            | ({"target": target, "met": ratio is not None and ratio >= target} if target is not None else {})
+        )
+    fastest = {
+        str(n): {"server": MODELS[key].label, **bare[key][n].as_json()}
+        for n in options.connections
+        for key in [max(bare, key=lambda key: bare[key][n].rps)]
+    }
+    return {
+        "server": http.model.label,
+        "model": http.model.key,
+        "proxy": "nginx" if options.proxy else None,
+        "slow_clients": options.slow_clients,
+        "seconds": options.seconds,
+        "bare": {str(n): bare[http.model.key][n].as_json() for n in options.connections},
+        "fastest_bare": fastest,
+        "rows": rows,
+    }
+
+
+def _connections(text: str) -> list[int]:
+    return [int(part) for part in text.split(",") if part.strip()]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=15.0, help="length of each wrk run")
-    parser.add_argument("--connections", type=int, default=4, help="wrk's connections (-c)")
+    parser.add_argument("--seconds", type=float, default=10.0, help="length of each wrk run")
+    parser.add_argument(
+        "--connections", type=_connections, default=list(CONNECTIONS), help="wrk's connections (-c), e.g. 4,16"
+    )
+    parser.add_argument("--server", choices=sorted(MODELS), default=PRODUCTION_MODEL, help="the model measured")
+    parser.add_argument("--compare", action="store_true", help="measure every model, then the table of the chosen one")
+    parser.add_argument("--no-proxy", dest="proxy", action="store_false", help="send to the server, not through nginx")
+    parser.add_argument("--slow-clients", type=int, default=SLOW_CLIENTS, help="connections trickling at the front")
     parser.add_argument("--scale", action="store_true", help="grow to 1M card states and 10M review logs first")
+    parser.add_argument("--json", action="store_true", help="end with the figures as one JSON object on one line")
     args = parser.parse_args()
+    options = Options(
+        seconds=args.seconds, connections=args.connections, proxy=args.proxy, slow_clients=args.slow_clients
+    )
+    chosen = MODELS[args.server]
     started = time.perf_counter()
     print(
-        f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}; gunicorn --worker-class sync --workers {WORKERS}; "
-        f"wrk -t{min(WRK_THREADS, args.connections)} -c{args.connections} -d{math.ceil(args.seconds)}s"
+        f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}; {chosen.label}"
+        f"{' behind nginx (quizsite/nginx_proxy.conf)' if options.proxy else ''}; {options.slow_clients} slow "
+        f"clients alongside; wrk -t{WRK_THREADS} -c{'/'.join(map(str, options.connections))} "
+        f"-d{math.ceil(options.seconds)}s"
     )
+    # The bare callable under the chosen model and under the first model of each other server.
+    bare_models = {chosen.server: chosen}
+    for model in MODELS.values():
+        bare_models.setdefault(model.server, model)
+    bare = bare_measure(list(bare_models.values()), options)
     with bench_database():
-        world = world_build(scale=args.scale, connections=args.connections)
+        world = world_build(scale=args.scale, connections=max(options.connections))
         with redis_server() as redis:
             in_process = in_process_measure(world, redis)
-            http = http_measure(world, redis=redis, seconds=args.seconds, connections=args.connections)
+            compared: list[Http] = []
+            if args.compare:
+                for model in MODELS.values():
+                    if model.key not in bare:
+                        bare |= bare_measure([model], options)
+                    if model.key != chosen.key:
+                        compared.append(http_measure(world, model, redis=redis, options=options, memory=False))
+            http = http_measure(world, chosen, redis=redis, options=options, memory=True)
         print()
-        table_print(http, in_process)
+        if compared:
+            print("every model: requests/s (CPU ms/request); ! marks a run with errors")
+            comparison_print([*compared, http], bare)
+            print()
+        table_print(http, bare, in_process)
         print()
         details_print(http, in_process)
-        if errors_print(http):
+        invalid = [errors_print(result) for result in [*compared, http]]
+        if any(invalid):
             print("!!! SOME ANSWERS WERE NOT 2xx: the rows marked ERRORS do not measure the endpoint")
         print(
             f"load average at the end: {os.getloadavg()[0]:.1f}; total run time {time.perf_counter() - started:.0f} s"
         )
+        if args.json:
+            print(json.dumps(figures_json(http, bare, options), separators=(",", ":")))
 
 
 if __name__ == "__main__":

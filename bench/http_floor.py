@@ -1,10 +1,11 @@
 """The project's WSGI application with two empty views in front of its URLs: the floor under every endpoint.
 
-bench/http.py serves it (gunicorn's `bench.http_floor:floor_application()`) beside the bare callable, so
-its table shows what the framework alone costs, on the same machine in the same run: FLOOR_DJANGO_PATH is
-a plain Django view behind the project's whole middleware stack, FLOOR_API_PATH a DRF view with the API's
-default authentication, permission and rate-limit classes; both answer a constant JSON body and read
-nothing from the database. Importing this module does nothing, so bench/http.py can read the paths.
+bench/http.py serves it (the factory `bench.http_floor:floor_application`, or its ASGI twin) beside the
+bare callable, so its table shows what the framework alone costs, on the same machine in the same run:
+FLOOR_DJANGO_PATH is a plain Django view behind the project's whole middleware stack, FLOOR_API_PATH a
+DRF view with the API's default authentication, permission and rate-limit classes; both answer a
+constant JSON body and read nothing from the database. Importing this module does nothing, so
+bench/http.py can read the paths.
 """
 
 from __future__ import annotations
@@ -26,6 +27,19 @@ def floor_application() -> Any:
     django.setup(set_prefix=False)
     settings.ROOT_URLCONF = __name__
     from quizsite.wsgi import application
+
+    return application
+
+
+def floor_asgi_application() -> Any:
+    """The project's ASGI application (quizsite.asgi) on the URL conf of this module."""
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "quizsite.settings")
+    import django
+    from django.conf import settings
+
+    django.setup(set_prefix=False)
+    settings.ROOT_URLCONF = __name__
+    from quizsite.asgi import application
 
     return application
 

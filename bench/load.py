@@ -1,8 +1,8 @@
-"""Load: simulated learners doing a realistic session mix against gunicorn, PostgreSQL, Redis and a Celery worker.
+"""Load: simulated learners doing a realistic session mix against the web server, PostgreSQL, Redis and a Celery worker.
 
 Run: DATABASE_URL=postgres://postgres@127.0.0.1:5432/quizsite_bench python -m bench.load [--learners 50] [--seconds 120]
 It creates (and afterwards drops) a test database, loads the shipped course (decks/), starts a private
-redis-server, gunicorn on the production settings (quizsite/gunicorn_conf.py when present) and one Celery
+redis-server, the production web server (quizsite/server.py) and one Celery
 worker (queues default and gpu, concurrency 1), with the request rate limits lifted. Each learner signs
 in, then keeps choosing: a study session (study queue, single reviews with think time, an undo now and
 then), an offline batch of 20-200 reviews (most of them older than the learner's latest online ones),
@@ -44,19 +44,19 @@ from bench.stack import (  # noqa: E402
     Worker,
     bench_database,
     celery_worker,
-    gunicorn_describe,
-    gunicorn_server,
     log_tail,
     production_env,
     redis_server,
     unthrottled,
+    web_describe,
+    web_server,
 )
 
 PASSWORD = "bench-learner-password-7"  # noqa: S105 - accounts in a throwaway database
 # Requests that take longer than this count as timeouts (and errors).
 REQUEST_TIMEOUT_SECONDS = 30.0
 # Connections idle longer than this are closed before the next request: a server that keeps
-# connections alive closes idle ones after its keepalive (gunicorn's default is 2 s), and a request
+# connections alive closes idle ones after its keepalive (gunicorn's default was 2 s), and a request
 # sent on a connection the server has just closed would read as a connection error.
 IDLE_RECONNECT_SECONDS = 1.0
 SUBMISSION_POLL_SECONDS = 2.0
@@ -741,8 +741,8 @@ class Stack:
 
 
 @contextmanager
-def stack_up(*, learners: int, max_requests: int | None = None) -> Iterator[Stack]:
-    """The database with the course and the learners, Redis, gunicorn and a warmed-up Celery worker."""
+def stack_up(*, learners: int) -> Iterator[Stack]:
+    """The database with the course and the learners, Redis, the web server and a warmed-up Celery worker."""
     started = time.monotonic()
     with bench_database() as database:
         course = course_load()
@@ -756,10 +756,10 @@ def stack_up(*, learners: int, max_requests: int | None = None) -> Iterator[Stac
             env = production_env(database=database, redis=redis, **unthrottled())
             with (
                 celery_worker(env=env) as worker,
-                gunicorn_server(env=env, token=token, max_requests=max_requests) as server,
+                web_server(env=env, token=token) as server,
             ):
                 world = world_read(server.port)
-                print(f"web: {gunicorn_describe(max_requests=max_requests)}; worker: celery, queues default,gpu, "
+                print(f"web: {web_describe()}; worker: celery, queues default,gpu, "
                       f"concurrency 1; Redis: private; {os.cpu_count()} CPUs")  # fmt: skip
                 took = warmup_grading(world=world, server=server, worker=worker)
                 print(f"warm-up grading ({SUBMISSION_EXERCISE}, expert reference): accepted in {took:.0f} s")
@@ -803,7 +803,7 @@ def main() -> None:
         gradings_report(run, server=stack.server, drain_seconds=args.drain)
         print(f"load average after the run: {os.getloadavg()[0]:.1f}")
         if any(sample.status >= 500 for sample in run.recorder.samples):
-            print(f"gunicorn log ends:\n{log_tail(stack.server.log_path)}")
+            print(f"web server log ends:\n{log_tail(stack.server.log_path)}")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 Run: DATABASE_URL=postgres://postgres@127.0.0.1:5432/quizsite_bench python -m bench.noisy_learner \\
          [--seconds 20] [--measured 3] [--uploaders 8]
 It creates (and afterwards drops) a test database, loads the shipped course, starts a private
-redis-server and gunicorn on the production settings (quizsite/gunicorn_conf.py), with the request
+redis-server and the production web server (quizsite/server.py), with the request
 rates of learners and of reviews lifted: the measured learners are never throttled, and the noisy
 one may send as many uploads as it can. That is harder than the shipped limits, under which the
 noisy learner is answered 429 after 120 uploads a minute.
@@ -37,7 +37,7 @@ import django
 
 django.setup()
 
-from bench.stack import bench_database, gunicorn_describe, gunicorn_server, production_env, redis_server  # noqa: E402
+from bench.stack import bench_database, production_env, redis_server, web_describe, web_server  # noqa: E402
 
 REQUEST_TIMEOUT_SECONDS = 60.0
 BATCH = 1000
@@ -206,8 +206,8 @@ def main() -> None:
         noisy, measured = learners[0][1], learners[1:]
         lifted = {f"THROTTLE_RATE_{scope}": "1000000/min" for scope in ("LEARNER", "REVIEWS_LEARNER", "REVIEWS_IP")}
         env = production_env(database=database, redis=redis, **lifted)
-        with gunicorn_server(env=env, token=measured[0][1]) as server:
-            print(f"server: {gunicorn_describe()}; {options.measured} measured learners, {len(cards)} cards")
+        with web_server(env=env, token=measured[0][1]) as server:
+            print(f"server: {web_describe()}; {options.measured} measured learners, {len(cards)} cards")
             common: dict[str, Any] = {
                 "port": server.port, "measured": measured, "deck": deck, "cards": cards, "seconds": options.seconds,
                 "noisy": noisy,

@@ -1,11 +1,11 @@
 """Soak: the load benchmark's learners for a long run, watching the memory of every server process.
 
 Run: DATABASE_URL=postgres://postgres@127.0.0.1:5432/quizsite_bench python -m bench.soak [--minutes 30] [--learners 50]
-The same stack and session mix as bench.load (see there), with gunicorn's worker recycling off
-(--max-requests 0, whatever its config file says), so a leak shows instead of being reset. Every
---interval seconds (default 30) it reads VmRSS from /proc/<pid>/status of the gunicorn master and each
-of its workers, and of the Celery worker's main process and each pool process (the grading sandboxes,
-made anew for every submission, are not counted). It prints each sample, then per process the start,
+The same stack and session mix as bench.load (see there); the web server never recycles its workers,
+so a leak shows instead of being reset. Every --interval seconds (default 30) it reads VmRSS from
+/proc/<pid>/status of the web server's main process and each of its workers, and of the Celery
+worker's main process and each pool process (the grading sandboxes, made anew for every submission,
+are not counted). It prints each sample, then per process the start,
 the end and the growth in each interval, and whether growth levelled off: growth in the last third
 of the run at most LEVELLED_FRACTION of the growth in the first third, or under LEVELLED_FLOOR_MIB.
 """
@@ -53,10 +53,10 @@ class Memory:
 
 
 def processes(stack: Stack) -> list[tuple[str, int]]:
-    """(label, pid) of the gunicorn master and workers and of the Celery main and pool processes, now."""
+    """(label, pid) of the web server's main process and workers and of the Celery main and pool processes, now."""
     web, worker = stack.server.process.pid, stack.worker.process.pid
-    found = [("gunicorn master", web)]
-    found += [(f"gunicorn worker {n}", pid) for n, pid in enumerate(children(web), start=1)]
+    found = [("web main", web)]
+    found += [(f"web worker {n}", pid) for n, pid in enumerate(children(web), start=1)]
     found.append(("celery main", worker))
     found += [(f"celery pool {n}", pid) for n, pid in enumerate(children(worker), start=1)]
     return found
@@ -74,7 +74,7 @@ def sample(stack: Stack, memory: Memory, recorder: Recorder, started: float) -> 
         if len(series.rss_kib) <= index:
             series.rss_kib.append(None)
     line = "  ".join(
-        f"{series.label.replace('gunicorn ', 'g-').replace('celery ', 'c-')} {_mib(series.rss_kib[-1])}"
+        f"{series.label.replace('web ', 'w-').replace('celery ', 'c-')} {_mib(series.rss_kib[-1])}"
         for series in memory.series.values()
         if series.rss_kib[-1] is not None
     )
@@ -111,7 +111,7 @@ def growth_report(memory: Memory) -> bool:
         if len(present) != len(values) or intervals < 2:
             # A process that came or went mid-run (a worker restarted) has no whole series to judge.
             print(f"{series.label:<20} {series.pid:>8} " + " ".join(_mib(value) for value in values) + "  (not whole)")
-            if series.label.startswith(("gunicorn worker", "celery pool")) and len(present) != len(values):
+            if series.label.startswith(("web worker", "celery pool")) and len(present) != len(values):
                 all_levelled = False
             continue
         mib = [value / 1024 for value in present]
@@ -140,7 +140,7 @@ def main() -> None:
         submissions=args.submissions if args.submissions is not None else max(1, round(args.minutes / 5)),
         ramp_seconds=min(args.ramp, seconds / 4),
     )
-    with stack_up(learners=args.learners, max_requests=0) as stack:
+    with stack_up(learners=args.learners) as stack:
         print(
             f"soak: {options.learners} learners arriving over {options.ramp_seconds:.0f} s, {args.minutes:g} min, "
             f"think x{options.think}, {options.submissions} submissions; RSS every {args.interval:.0f} s"

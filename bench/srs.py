@@ -32,7 +32,7 @@ django.setup()
 from django.db import connection  # noqa: E402
 from django.test.utils import CaptureQueriesContext, setup_databases, teardown_databases  # noqa: E402
 
-from bench.stack import children, free_port, gunicorn_describe, gunicorn_start, gunicorn_stop, gunicorn_wait  # noqa: E402
+from bench.stack import children, free_port, web_describe, web_start, web_stop, web_wait  # noqa: E402
 
 # Total CardMemory rows at each measurement.
 SIZES = (10_000, 100_000, 1_000_000)
@@ -61,7 +61,7 @@ class HttpFigures:
     seconds: float = 0.0
     latencies: list[float] = field(default_factory=list)
     bad: dict[int, int] = field(default_factory=dict)
-    # CPU time of the gunicorn workers (Django only, not PostgreSQL) while the phase ran.
+    # CPU time of the web server's workers (Django only, not PostgreSQL) while the phase ran.
     server_cpu_seconds: float = 0.0
     error_sample: str = ""
 
@@ -211,7 +211,7 @@ def _memory_line(
 
 def measured_learner_seed(*, card_ids: list[int], profile_id: int, now: datetime) -> str:
     """The learner whose study queue is timed: 300 states in a 500-card deck, a few reviews done today."""
-    from apps.srs.core.scheduling import MemoryStage
+    from apps.srs.core.scheduling import MemoryStage, MemoryState
     from apps.srs.models import ReviewLog, SchedulingSettings
     from apps.srs.settings.config import learner_day_bounds
 
@@ -234,7 +234,15 @@ def measured_learner_seed(*, card_ids: list[int], profile_id: int, now: datetime
     logs_derive(after_id=0, profile_id=profile_id)
     day_start, _ = learner_day_bounds(SchedulingSettings(), now=now)
     today = day_start + (now - day_start) / 2
-    review_state = {"stage": int(MemoryStage.REVIEW), "step": None, "stability": 5.5, "difficulty": 5.0}
+    # As the scheduler stores them: the state before a review today (due today), and the one it left.
+    state_before = MemoryState(
+        stage=MemoryStage.REVIEW, step=None, stability=5.5, difficulty=5.0,
+        due=today - timedelta(hours=1), last_review=today - timedelta(days=6), reps=3,
+    ).to_dict()  # fmt: skip
+    state_after = MemoryState(
+        stage=MemoryStage.REVIEW, step=None, stability=5.5, difficulty=5.0,
+        due=today + timedelta(days=6), last_review=today, reps=4,
+    ).to_dict()  # fmt: skip
     ReviewLog.objects.bulk_create(
         ReviewLog(
             learner_id=learner_id,
@@ -242,8 +250,8 @@ def measured_learner_seed(*, card_ids: list[int], profile_id: int, now: datetime
             client_review_id=uuid.uuid4(),
             rating=3,
             reviewed_at=today,
-            state_before=None if n < 5 else review_state,
-            state_after=review_state,
+            state_before=None if n < 5 else state_before,
+            state_after=state_after,
             profile_id=profile_id,
         )
         for n, card_id in enumerate(card_ids[120:135])
@@ -456,7 +464,7 @@ def http_phase(*, port: int, tokens: list[str], request_for: RequestFor, seconds
 
 
 def children_cpu_seconds(parent: int) -> float:
-    """User plus system CPU time of the live children of `parent` (gunicorn's workers), from /proc."""
+    """User plus system CPU time of the live children of `parent` (the web server's workers), from /proc."""
     total = 0
     for pid in children(parent):
         try:
@@ -479,10 +487,10 @@ def throughput_measure(world: World) -> tuple[HttpFigures, HttpFigures]:
 
     port = free_port()
     totals = {"trivial": HttpFigures(), "review": HttpFigures()}
-    with tempfile.NamedTemporaryFile(prefix="bench-gunicorn-", suffix=".log") as log:
-        process = gunicorn_start(port, log)
+    with tempfile.NamedTemporaryFile(prefix="bench-web-", suffix=".log") as log:
+        process = web_start(port, log)
         try:
-            gunicorn_wait(process, port, world.reviewer_tokens[0], log.name)
+            web_wait(process, port, world.reviewer_tokens[0], log.name)
             tokens = world.reviewer_tokens
             for request_for in (trivial, review):
                 http_phase(port=port, tokens=tokens, request_for=request_for, seconds=5, limit=HTTP_WARMUP_REQUESTS)
@@ -496,7 +504,7 @@ def throughput_measure(world: World) -> tuple[HttpFigures, HttpFigures]:
                     phase.server_cpu_seconds = children_cpu_seconds(process.pid) - cpu_before
                     print(
                         f"  {name:>7}: {phase.requests:>5} requests in {phase.seconds:.1f} s = {phase.rps:4.0f}/s, "
-                        f"p50 {_p(phase.latencies, 0.5):5.1f} ms, gunicorn CPU {phase.server_cpu_ms:4.1f} ms/request; "
+                        f"p50 {_p(phase.latencies, 0.5):5.1f} ms, server CPU {phase.server_cpu_ms:4.1f} ms/request; "
                         f"load {os.getloadavg()[0]:.1f}" + (f"; NON-2xx {phase.bad}" if phase.bad else "")
                     )
                     totals[name].add(phase)
@@ -505,9 +513,9 @@ def throughput_measure(world: World) -> tuple[HttpFigures, HttpFigures]:
                 with open(log.name, encoding="utf-8", errors="replace") as log_text:
                     tail = log_text.read()[-3000:]
                 samples = "; ".join(figures.error_sample for figures in totals.values() if figures.error_sample)
-                print(f"  NON-2xx ANSWERS, e.g. {samples}\n  gunicorn log ends:\n{tail}")
+                print(f"  NON-2xx ANSWERS, e.g. {samples}\n  server log ends:\n{tail}")
         finally:
-            gunicorn_stop(process)
+            web_stop(process)
     return totals["trivial"], totals["review"]
 
 
@@ -591,7 +599,7 @@ def main(explain: bool) -> None:
 
     trivial_count = trivial_queries(world.reviewer_tokens[0])
     print(
-        f"\n== review throughput over HTTP at {stored:,} card states: {gunicorn_describe()}, "
+        f"\n== review throughput over HTTP at {stored:,} card states: {web_describe()}, "
         f"{HTTP_CLIENTS} client threads with one learner token each, {HTTP_ROUNDS} rounds of {HTTP_SECONDS:.0f} s"
     )
     trivial, review = throughput_measure(world)
@@ -622,9 +630,9 @@ def main(explain: bool) -> None:
     )
     print(
         f"HTTP trivial endpoint = GET {TRIVIAL_PATH} ({trivial_count} queries incl. token): {trivial.rps:.0f} req/s, "
-        f"p50 {_p(trivial.latencies, 0.5):.1f} ms, gunicorn CPU {trivial.server_cpu_ms:.1f} ms/request; "
+        f"p50 {_p(trivial.latencies, 0.5):.1f} ms, server CPU {trivial.server_cpu_ms:.1f} ms/request; "
         f"review POST: {review.rps:.0f} req/s, p50 {_p(review.latencies, 0.5):.1f} ms, "
-        f"gunicorn CPU {review.server_cpu_ms:.1f} ms/request; non-2xx: {trivial.bad or 0} / {review.bad or 0}"
+        f"server CPU {review.server_cpu_ms:.1f} ms/request; non-2xx: {trivial.bad or 0} / {review.bad or 0}"
     )
     http_ratio = review.rps / trivial.rps if trivial.rps else 0.0
     verdict = "met" if http_ratio >= 0.5 else "MISSED"

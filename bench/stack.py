@@ -1,4 +1,4 @@
-"""The processes a benchmark runs the site on: a throwaway database, a private Redis, gunicorn and a Celery worker.
+"""The processes a benchmark runs the site on: a throwaway database, a private Redis, the web server, a Celery worker.
 
 Each is a context manager that starts its process, waits (with a deadline) until it answers, and stops it
 on the way out, so a failed run leaves nothing behind. bench_database() needs Django set up first.
@@ -25,9 +25,6 @@ from typing import IO
 from urllib.parse import quote
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-GUNICORN_CONF = REPO_ROOT / "quizsite" / "gunicorn_conf.py"
-# Without the project's config file, the flags the benchmarks always used.
-GUNICORN_FALLBACK_ARGS = ("--workers", "2")
 # A signed-in read that touches the database: the server answers it only once Django is up.
 TRIVIAL_PATH = "/api/v1/courses/"
 # Every rate of the throttles (see REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]), so a benchmark can lift them all.
@@ -142,37 +139,25 @@ def unthrottled(rate: str = "1000000/min") -> dict[str, str]:
     return {f"THROTTLE_RATE_{scope.upper()}": rate for scope in THROTTLE_SCOPES} | {"SUBMISSIONS_PER_MINUTE": "100000"}
 
 
-def gunicorn_args(port: int, *, workers: int | None = None, max_requests: int | None = None) -> list[str]:
-    """gunicorn's arguments: the project's config file when there is one, else the fallback flags.
-
-    Flags given here come after the config file, so they win over it.
-    """
-    args = ["quizsite.wsgi"]
-    args += ["-c", str(GUNICORN_CONF)] if GUNICORN_CONF.exists() else list(GUNICORN_FALLBACK_ARGS)
-    args += ["--bind", f"127.0.0.1:{port}"]
+def web_args(port: int, *, workers: int | None = None) -> list[str]:
+    """The production server's arguments (quizsite/server.py), on 127.0.0.1:`port`."""
+    args = ["-m", "quizsite.server", "--port", str(port)]
     if workers is not None:
         args += ["--workers", str(workers)]
-    if max_requests is not None:
-        args += ["--max-requests", str(max_requests), "--max-requests-jitter", "0"]
     return args
 
 
-def gunicorn_describe(**options: int | None) -> str:
-    """How gunicorn is started, for a benchmark's report."""
-    args = gunicorn_args(0, **options)
-    bind = args.index("--bind")
-    return " ".join(["gunicorn", *args[:bind], *args[bind + 2 :]]).replace(str(REPO_ROOT) + os.sep, "")
+def web_describe(**options: int | None) -> str:
+    """How the web server is started, for a benchmark's report."""
+    args = web_args(0, **options)
+    port = args.index("--port")
+    return " ".join(["python", *args[:port], *args[port + 2 :]])
 
 
-def gunicorn_start(
-    port: int,
-    log: IO[bytes],
-    *,
-    env: Mapping[str, str] | None = None,
-    workers: int | None = None,
-    max_requests: int | None = None,
+def web_start(
+    port: int, log: IO[bytes], *, env: Mapping[str, str] | None = None, workers: int | None = None
 ) -> subprocess.Popen[bytes]:
-    """Start gunicorn; without `env`, on the test settings and the current database."""
+    """Start the production web server; without `env`, on the test settings and the current database."""
     if env is None:
         env = {
             **os.environ,
@@ -180,14 +165,12 @@ def gunicorn_start(
             "DJANGO_SETTINGS_MODULE": "quizsite.test_settings",
             "LOG_LEVEL": "WARNING",
         }
-    command = [sys.executable, "-m", "gunicorn", *gunicorn_args(port, workers=workers, max_requests=max_requests)]
+    command = [sys.executable, *web_args(port, workers=workers)]
     return subprocess.Popen(command, cwd=REPO_ROOT, env=dict(env), stdout=log, stderr=subprocess.STDOUT)
 
 
-def gunicorn_wait(
-    process: subprocess.Popen[bytes], port: int, token: str, log_path: str, path: str = TRIVIAL_PATH
-) -> None:
-    """Wait (up to 60 s) until gunicorn answers `path` with 200 for the token's learner."""
+def web_wait(process: subprocess.Popen[bytes], port: int, token: str, log_path: str, path: str = TRIVIAL_PATH) -> None:
+    """Wait (up to 60 s) until the server answers `path` with 200 for the token's learner."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -202,11 +185,11 @@ def gunicorn_wait(
         except OSError:
             pass
         time.sleep(0.2)
-    raise RuntimeError(f"gunicorn did not answer on port {port}; its log ends:\n{log_tail(log_path)}")
+    raise RuntimeError(f"the web server did not answer on port {port}; its log ends:\n{log_tail(log_path)}")
 
 
-def gunicorn_stop(process: subprocess.Popen[bytes]) -> None:
-    _stop(process, grace=20)
+def web_stop(process: subprocess.Popen[bytes]) -> None:
+    _stop(process, grace=40)
 
 
 @dataclass
@@ -217,18 +200,16 @@ class Server:
 
 
 @contextmanager
-def gunicorn_server(
-    *, env: Mapping[str, str], token: str, workers: int | None = None, max_requests: int | None = None
-) -> Iterator[Server]:
-    """gunicorn on a free port, answering a signed-in request before the block starts."""
+def web_server(*, env: Mapping[str, str], token: str, workers: int | None = None) -> Iterator[Server]:
+    """The production web server on a free port, answering a signed-in request before the block starts."""
     port = free_port()
-    with tempfile.NamedTemporaryFile(prefix="bench-gunicorn-", suffix=".log") as log:
-        process = gunicorn_start(port, log, env=env, workers=workers, max_requests=max_requests)
+    with tempfile.NamedTemporaryFile(prefix="bench-web-", suffix=".log") as log:
+        process = web_start(port, log, env=env, workers=workers)
         try:
-            gunicorn_wait(process, port, token, log.name)
+            web_wait(process, port, token, log.name)
             yield Server(process=process, port=port, log_path=log.name)
         finally:
-            gunicorn_stop(process)
+            web_stop(process)
 
 
 @dataclass

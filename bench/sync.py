@@ -2,8 +2,8 @@
 
 Run: DATABASE_URL=postgres://postgres@127.0.0.1:5432/quizsite_bench python -m bench.sync \\
          [--sizes 1000,10000,100000] [--batches 5] [--concurrent 20] [--explain]
-It creates (and afterwards drops) a test database, starts a private redis-server and gunicorn on the
-production settings (quizsite/gunicorn_conf.py when present), with the request rate limits lifted.
+It creates (and afterwards drops) a test database, starts a private redis-server and the
+production web server (quizsite/server.py), with the request rate limits lifted.
 
 One learner per size has that many stored reviews over CARDS cards, REVIEWS_PER_DAY a day up to a day
 ago, written straight into the tables (COPY) with the states scheduling.replay gives, so the stored
@@ -44,12 +44,12 @@ from django.test.utils import CaptureQueriesContext  # noqa: E402
 
 from bench.stack import (  # noqa: E402
     bench_database,
-    gunicorn_describe,
-    gunicorn_server,
     log_tail,
     production_env,
     redis_server,
     unthrottled,
+    web_describe,
+    web_server,
 )
 
 CARDS = 1000
@@ -341,7 +341,7 @@ def arguments_parse() -> argparse.Namespace:
     parser.add_argument("--sizes", default="1000,10000,100000", help="stored reviews per measured learner")
     parser.add_argument("--batches", type=int, default=5, help="timed late batches per size")
     parser.add_argument("--concurrent", type=int, default=20, help="batches sent at once at the end")
-    parser.add_argument("--workers", type=int, help="gunicorn workers (default: the project's config)")
+    parser.add_argument("--workers", type=int, help="web server processes (default: quizsite/server.py's)")
     parser.add_argument("--explain", action="store_true", help="EXPLAIN ANALYZE the tails query at the largest size")
     return parser.parse_args()
 
@@ -367,15 +367,15 @@ def main() -> None:
         vacuum()
         with redis_server() as redis:
             env = production_env(database=database, redis=redis, **unthrottled())
-            with gunicorn_server(env=env, token=learners[0].token, workers=args.workers) as server:
-                print(f"web: {gunicorn_describe(workers=args.workers)}; Redis: private\n")
+            with web_server(env=env, token=learners[0].token, workers=args.workers) as server:
+                print(f"web: {web_describe(workers=args.workers)}; Redis: private\n")
                 figures = late_batches_measure(port=server.port, learners=learners, batches=args.batches, rng=rng)
                 in_process_report(learners=learners, rng=rng, explain=args.explain)
                 concurrent_ok = concurrent_measure(
                     port=server.port, learner=learners[-1], count=args.concurrent, end=end, rng=rng
                 )
                 if not concurrent_ok:
-                    print(f"gunicorn log ends:\n{log_tail(server.log_path)}")
+                    print(f"web server log ends:\n{log_tail(server.log_path)}")
         summary_print(sizes=sizes, figures=figures)
     print(f"total run time {time.perf_counter() - run_started:.0f} s")
 

@@ -4,10 +4,10 @@ Run: DATABASE_URL=postgres://postgres@127.0.0.1:5432/quizsite_bench python -m be
      [--endpoint study] [--sort tottime] [--lines 40]
 It builds bench.http's world (a test database, dropped afterwards, and a private redis-server), then, in a
 child process on the production settings (DEBUG off, rate limits lifted), calls quizsite.wsgi.application
-directly with a WSGI environ, as gunicorn's sync worker would, for each endpoint: warm-up requests first,
+directly with a WSGI environ, as a WSGI server's worker would, for each endpoint: warm-up requests first,
 then `--requests` timed ones, the CPU time per request printed, then the same under cProfile, whose top
 lines it prints. No HTTP server is involved, so the figures are the application's own share of what
-bench.http measures through gunicorn.
+bench.http measures through the server.
 """
 
 from __future__ import annotations
@@ -28,8 +28,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from bench.http_floor import FLOOR_API_PATH, FLOOR_DJANGO_PATH
+
 WARMUP = 50
-ENDPOINTS = ("courses", "study", "review")
+ENDPOINTS = ("floor_django", "floor_api", "courses", "study", "review")
+# Served by bench.http_floor's application, which has the project's URLs behind the two empty views.
+FLOOR_PATHS = {"floor_django": FLOOR_DJANGO_PATH, "floor_api": FLOOR_API_PATH}
 
 
 def _environ(method: str, path: str, token: str, body: bytes = b"") -> dict[str, Any]:
@@ -57,6 +61,9 @@ def _environ(method: str, path: str, token: str, body: bytes = b"") -> dict[str,
 
 
 def _environs(endpoint: str, world: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    if endpoint in FLOOR_PATHS:
+        while True:
+            yield _environ("GET", FLOOR_PATHS[endpoint], world["measured_token"])
     if endpoint == "courses":
         while True:
             yield _environ("GET", "/api/v1/courses/", world["measured_token"])
@@ -81,8 +88,10 @@ def _call(application: Callable[..., Any], environ: dict[str, Any]) -> None:
 
 def child(world_path: str, endpoints: list[str], requests: int, sort: str, lines: int) -> None:
     """Runs in the production settings: times, then profiles, each endpoint."""
-    from quizsite.wsgi import application
+    from bench.http_floor import floor_application
 
+    # The floor's application serves the project's URLs too, so every endpoint runs in the same process.
+    application = floor_application()
     world = json.loads(Path(world_path).read_text(encoding="utf-8"))
     for endpoint in endpoints:
         environs = _environs(endpoint, world)

@@ -1,4 +1,4 @@
-"""WSGI entry point for gunicorn."""
+"""WSGI entry point: what the web server (quizsite/server.py) serves."""
 
 import gc
 import os

@@ -4,7 +4,7 @@ Django's RedisCacheClient makes a new redis.Redis for each operation, and its co
 much as a round trip to a Redis on the same machine. A redis.Redis over a ConnectionPool keeps no
 connection of its own (it takes one from the pool per command), so one per pool serves every caller,
 threads included. After a fork the pool sees the process id change and opens new connections in the
-child, so a client made before gunicorn or Celery forks stays safe to use on both sides.
+child, so a client made before a web server or Celery forks stays safe to use on both sides.
 
 Everything else is Django's: the pools, their options (timeouts, retries) and the serializer.
 """

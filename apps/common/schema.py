@@ -26,8 +26,8 @@ ERROR_DESCRIPTIONS: dict[int, str] = {
     403: "Not allowed: a session sign-in without its CSRF token, or an action this account may not take.",
     404: "Nothing with this id or slug, or it belongs to another learner.",
     406: "The Accept header names no type the API answers in: it answers application/json only.",
-    408: "The request did not arrive in time (code request_timeout): each part must follow within 5 s of "
-    "the last, the whole request within 30 s.",
+    408: "The request did not arrive in time (code request_timeout): a client that stalls for 10 s while "
+    "sending a request is disconnected, usually before any answer.",
     409: "Refused because of what is already stored; nothing was changed. error.code says why, e.g. "
     "idempotency_key_reused when a client-made id was already used with a different payload, or "
     "sync_in_progress (with Retry-After) while other reviews of the learner's are being recorded.",
@@ -36,7 +36,7 @@ ERROR_DESCRIPTIONS: dict[int, str] = {
     415: "The body is not JSON: send Content-Type: application/json.",
     429: "Too many requests (code throttled or locked_out), or too many connections from this address (code "
     "too_many_connections): try again after Retry-After seconds.",
-    431: "The headers are too many or one is too long (code headers_too_large).",
+    431: "The request's headers are larger than the server reads (code headers_too_large).",
     500: "Something went wrong on the server; it has been logged.",
     501: "The body is sent in a transfer coding other than chunked (code not_implemented).",
     503: "A service this operation needs is not available (code database_unavailable when the database did not "

@@ -9,7 +9,7 @@ import sys
 
 from tests.support.paths import REPO_ROOT
 
-# Loads the WSGI application as gunicorn does, then every view, as the first requests would.
+# Loads the WSGI application as the web server does, then every view, as the first requests would.
 _PROBE = """
 import json, sys
 from quizsite.wsgi import application

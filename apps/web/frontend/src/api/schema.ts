@@ -3501,7 +3501,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -3530,7 +3530,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -3618,7 +3618,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -3665,7 +3665,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -3769,7 +3769,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -3798,7 +3798,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -3882,7 +3882,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -3911,7 +3911,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -4005,7 +4005,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -4043,7 +4043,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -4122,7 +4122,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -4169,7 +4169,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -4261,7 +4261,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -4299,7 +4299,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -4391,7 +4391,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -4429,7 +4429,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -4526,7 +4526,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -4573,7 +4573,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -4652,7 +4652,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -4699,7 +4699,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -4778,7 +4778,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -4825,7 +4825,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -4904,7 +4904,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -4951,7 +4951,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -5030,7 +5030,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -5077,7 +5077,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -5156,7 +5156,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -5203,7 +5203,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -5307,7 +5307,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -5336,7 +5336,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -5434,7 +5434,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -5463,7 +5463,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -5558,7 +5558,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -5587,7 +5587,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -5682,7 +5682,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -5711,7 +5711,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -5806,7 +5806,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -5835,7 +5835,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -5934,7 +5934,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -5963,7 +5963,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -6047,7 +6047,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -6076,7 +6076,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -6178,7 +6178,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -6207,7 +6207,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -6302,7 +6302,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -6331,7 +6331,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -6427,7 +6427,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -6456,7 +6456,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -6556,7 +6556,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -6585,7 +6585,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -6684,7 +6684,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -6731,7 +6731,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -6840,7 +6840,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -6869,7 +6869,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -6967,7 +6967,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -6996,7 +6996,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -7103,7 +7103,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -7159,7 +7159,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -7266,7 +7266,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -7295,7 +7295,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -7395,7 +7395,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -7424,7 +7424,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -7519,7 +7519,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -7548,7 +7548,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -7655,7 +7655,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -7711,7 +7711,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -7818,7 +7818,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -7847,7 +7847,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -7942,7 +7942,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -7971,7 +7971,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -8079,7 +8079,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -8135,7 +8135,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -8243,7 +8243,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -8272,7 +8272,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -8367,7 +8367,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -8405,7 +8405,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -8509,7 +8509,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -8538,7 +8538,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -8633,7 +8633,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -8662,7 +8662,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -8769,7 +8769,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -8827,7 +8827,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -8920,7 +8920,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -8949,7 +8949,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -9037,7 +9037,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -9084,7 +9084,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -9180,7 +9180,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -9227,7 +9227,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -9323,7 +9323,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -9352,7 +9352,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -9447,7 +9447,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -9476,7 +9476,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -9583,7 +9583,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -9639,7 +9639,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -9748,7 +9748,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -9777,7 +9777,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -9872,7 +9872,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -9901,7 +9901,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -10000,7 +10000,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -10058,7 +10058,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -10162,7 +10162,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -10209,7 +10209,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -10318,7 +10318,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -10347,7 +10347,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -10442,7 +10442,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -10471,7 +10471,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -10570,7 +10570,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -10617,7 +10617,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -10731,7 +10731,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -10789,7 +10789,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -10893,7 +10893,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -10942,7 +10942,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -11048,7 +11048,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -11106,7 +11106,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -11199,7 +11199,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -11246,7 +11246,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -11339,7 +11339,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -11368,7 +11368,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -11456,7 +11456,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -11503,7 +11503,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -11598,7 +11598,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -11627,7 +11627,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -11736,7 +11736,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -11765,7 +11765,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -11860,7 +11860,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -11889,7 +11889,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;
@@ -11955,7 +11955,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request did not arrive in time (code request_timeout): each part must follow within 5 s of the last, the whole request within 30 s. */
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
             408: {
                 headers: {
                     [name: string]: unknown;
@@ -11984,7 +11984,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The headers are too many or one is too long (code headers_too_large). */
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
             431: {
                 headers: {
                     [name: string]: unknown;

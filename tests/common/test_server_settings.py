@@ -1,0 +1,38 @@
+"""The production server's settings: flags over the environment over the defaults (quizsite/server.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from quizsite.server import DEFAULT_ADDRESS, DEFAULT_PORT, ServerSettings, cpus, settings_from
+
+
+def test_the_defaults_bind_this_host_only_with_a_process_per_cpu() -> None:
+    assert settings_from([], environ={}) == ServerSettings(
+        address=DEFAULT_ADDRESS, port=DEFAULT_PORT, workers=max(2, cpus())
+    )
+    assert DEFAULT_ADDRESS == "127.0.0.1"
+
+
+def test_the_environment_overrides_the_defaults_and_flags_override_the_environment() -> None:
+    environ = {"WEB_ADDRESS": "10.0.0.5", "WEB_PORT": "9000", "WEB_CONCURRENCY": "3"}
+    assert settings_from([], environ=environ) == ServerSettings(address="10.0.0.5", port=9000, workers=3)
+    flags = ["--address", "10.0.0.6", "--port", "9001", "--workers", "5"]
+    assert settings_from(flags, environ=environ) == ServerSettings(address="10.0.0.6", port=9001, workers=5)
+
+
+def test_no_workers_is_refused() -> None:
+    with pytest.raises(SystemExit):
+        settings_from(["--workers", "0"], environ={})
+
+
+def test_the_server_is_granian_serving_the_wsgi_application_with_one_thread_per_process() -> None:
+    from granian.constants import Interfaces
+
+    from quizsite.server import server_for
+
+    server = server_for(ServerSettings(address="127.0.0.1", port=8123, workers=3))
+    assert server.interface == Interfaces.WSGI
+    assert server.target == "quizsite.wsgi:application"
+    assert (server.workers, server.blocking_threads) == (3, 1)
+    assert server.respawn_failed_workers is True
