@@ -545,3 +545,40 @@ def test_every_label_holds_for_a_session_reviewed_offline_and_synced_as_one_batc
     response = learner_client.post("/api/v1/reviews/batch/", {"reviews": bodies}, format="json")
     assert response.status_code == 200, response.json()
     assert _labels_kept(items, list(zip(names, response.json()["results"], strict=True))) == []
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="the database reads the days only on PostgreSQL")
+def test_the_database_tells_each_reviewed_cards_days_as_the_states_do(learner, learner_client, deck_cards):
+    """reviewed_since on PostgreSQL (days counted in SQL) gives what reading every state here gives."""
+    from apps.srs.reviews.due_load import reviewed_since
+
+    _settings(learner_client, timezone="America/New_York", day_start_hour=4)
+    now = datetime.now(UTC)
+    day_start = now - timedelta(hours=6)
+    # In review long before today, reviewed again today (twice for one): their day then is a due day.
+    for card in deck_cards[:4]:
+        assert post_review(learner_client, review_body(card, 4, now - 40 * DAY)).status_code in (200, 201)
+        assert post_review(learner_client, review_body(card, 3, now - timedelta(hours=5))).status_code in (200, 201)
+    assert post_review(learner_client, review_body(deck_cards[0], 1, now - timedelta(hours=1))).status_code == 201
+    # New today: no state before, so no day then; one of them relearning now, so no day now either.
+    for card in deck_cards[4:7]:
+        assert post_review(learner_client, review_body(card, 3, now - timedelta(hours=2))).status_code in (200, 201)
+    # Reviewed only before today: not one of the day's cards.
+    assert post_review(learner_client, review_body(deck_cards[7], 3, now - 2 * DAY)).status_code in (200, 201)
+    # Reviewed today and undone: the day's first review is the one left standing, if any.
+    undone = post_review(learner_client, review_body(deck_cards[1], 4, now - timedelta(minutes=30))).json()
+    assert learner_client.post(f"/api/v1/reviews/{undone['id']}/undo/").status_code == 200
+    CardMemory.objects.filter(learner=learner, card=deck_cards[2]).update(suspended=True)
+    Card.objects.filter(pk=deck_cards[3].pk).update(archived=True)
+    settings = SchedulingSettings.objects.get(learner=learner)
+
+    def read(*, in_database: bool) -> list[Any]:
+        rows = reviewed_since(learner_id=learner.pk, settings=settings, day_start=day_start, in_database=in_database)
+        return sorted(rows, key=lambda row: row.card_id)
+
+    in_sql = read(in_database=True)
+    assert in_sql == read(in_database=False)
+    assert {row.card_id for row in in_sql} == {card.pk for card in deck_cards[:7]}
+    assert sum(row.day_then is not None for row in in_sql) == 4
+    assert sum(not row.weighs for row in in_sql) == 2
+    assert any(row.day_now is not None for row in in_sql)

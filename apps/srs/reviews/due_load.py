@@ -15,7 +15,8 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Count, DateField, Func, OuterRef, Q, Subquery
 from django.db.models.sql.compiler import SQLCompiler
 
-from apps.content.models import visible_card_filter
+from apps.common.prepared import prepared_cursor
+from apps.content.models import Card, visible_card_filter
 from apps.srs.core.load_balancing import (
     WEEKDAYS,
     DueLoad,
@@ -131,6 +132,100 @@ class DayStartLoad:
         return self.load.day_of(before.due)
 
 
+# The cards a learner reviewed since their day began, on PostgreSQL: one prepared statement, the days
+# counted by the database as _LearnerDay counts them (parameters: time zone and hour for the day now,
+# the same for the day then, then the review kind, the day's start, the learner, the day's start).
+# Columns: the card; its learner day now if in review; its day when the day began if in review then;
+# whether it weighs on the counts (not suspended, not archived); whether its earlier state is readable.
+_DAY = "(({moment} AT TIME ZONE %s) - make_interval(hours => %s))::date"
+_REVIEWED_SINCE_SQL = f"""
+SELECT memory.card_id,
+    CASE WHEN memory.stage = {int(MemoryStage.REVIEW)} THEN {_DAY.format(moment="memory.due")} END,
+    CASE WHEN jsonb_typeof(first.state_before) = 'object'
+            AND (first.state_before ->> 'stage')::int = {int(MemoryStage.REVIEW)}
+        THEN {_DAY.format(moment="(first.state_before ->> 'due')::timestamptz")} END,
+    NOT memory.suspended AND NOT card.archived,
+    first.state_before IS NULL OR jsonb_typeof(first.state_before) IN ('object', 'null')
+FROM {CardMemory._meta.db_table} AS memory
+INNER JOIN {Card._meta.db_table} AS card ON card.id = memory.card_id
+INNER JOIN LATERAL (
+    SELECT log.state_before FROM {ReviewLog._meta.db_table} AS log
+    WHERE log.learner_id = memory.learner_id AND log.card_id = memory.card_id AND log.kind = %s
+        AND log.reviewed_at >= %s
+        AND NOT EXISTS (SELECT 1 FROM {ReviewLog._meta.db_table} AS undo WHERE undo.undo_of_id = log.id)
+    ORDER BY log.reviewed_at, log.id
+    LIMIT 1
+) AS first ON true
+WHERE memory.learner_id = %s AND memory.last_review >= %s
+"""  # noqa: S608 - table names and stage numbers are ours; values are parameters
+
+
+@dataclass(frozen=True)
+class ReviewedSince:
+    """A card reviewed since the learner's day began: its due day now and when the day began (each only
+    if in review then), and whether it weighs on the due counts (not suspended, not archived)."""
+
+    card_id: int
+    day_now: date | None
+    day_then: date | None
+    weighs: bool
+
+
+def reviewed_since(
+    *, learner_id: int, settings: SchedulingSettings, day_start: datetime, in_database: bool | None = None
+) -> list[ReviewedSince]:
+    """The learner's cards reviewed since `day_start` (their first review since then not undone).
+
+    On PostgreSQL the database reads the states and counts the days (`in_database`, by default where
+    it can); elsewhere each row's earlier state is read here. Rows whose earlier state is not a state
+    are left out, as they tell no day.
+    """
+    if in_database is None:
+        in_database = connection.vendor == "postgresql"
+    if in_database:
+        zone, hour = settings.timezone, settings.day_start_hour
+        params = [zone, hour, zone, hour, ReviewKind.REVIEW.value, day_start, learner_id, day_start]
+        with prepared_cursor(connection) as cursor:
+            cursor.execute(_REVIEWED_SINCE_SQL, params)
+            rows = cursor.fetchall()
+        return [ReviewedSince(card, now, then, weighs) for card, now, then, weighs, readable in rows if readable]
+    first_review_today = ReviewLog.objects.filter(
+        learner_id=OuterRef("learner_id"),
+        card_id=OuterRef("card_id"),
+        kind=ReviewKind.REVIEW,
+        undone_by__isnull=True,
+        reviewed_at__gte=day_start,
+    ).order_by("reviewed_at", "pk")
+    # A standing review since the day began leaves the card's last review at or after it.
+    reviewed = CardMemory.objects.filter(learner_id=learner_id, last_review__gte=day_start).annotate(
+        first_review_today=Subquery(first_review_today.values("pk")[:1]),
+        state_at_day_start=Subquery(first_review_today.values("state_before")[:1]),
+    )
+    basis = due_load_basis(settings)
+    found = []
+    for card_id, stage, due, suspended, archived, first_review, before in reviewed.values_list(
+        "card_id", "stage", "due", "suspended", "card__archived", "first_review_today", "state_at_day_start"
+    ):
+        if first_review is None:
+            # A row written without a review today (an import, a reset): it stands as it is.
+            continue
+        if isinstance(before, str):
+            # SQLite hands a JSON column through a subquery back as its text.
+            before = json.loads(before)
+        if not isinstance(before, dict) and before is not None:
+            continue
+        state = MemoryState.from_dict(before) if before is not None else None
+        found.append(
+            ReviewedSince(
+                card_id=card_id,
+                day_now=basis.day_of(due) if stage == MemoryStage.REVIEW else None,
+                day_then=basis.day_of(state.due) if state is not None and state.stage == MemoryStage.REVIEW else None,
+                weighs=not (suspended or archived),
+            )
+        )
+    return found
+
+
 def due_load_at_day_start(
     *, learner_id: int, settings: SchedulingSettings, spans: Iterable[tuple[date, date]], moment: datetime
 ) -> DayStartLoad:
@@ -144,37 +239,13 @@ def due_load_at_day_start(
     spans = list(spans)
     load = due_load_get(learner_id=learner_id, settings=settings, spans=spans)
     day_start = _start_of(load.day_of(moment), settings)
-    first_review_today = ReviewLog.objects.filter(
-        learner_id=OuterRef("learner_id"),
-        card_id=OuterRef("card_id"),
-        kind=ReviewKind.REVIEW,
-        undone_by__isnull=True,
-        reviewed_at__gte=day_start,
-    ).order_by("reviewed_at", "pk")
-    # A standing review since the day began leaves the card's last review at or after it.
-    reviewed = CardMemory.objects.filter(learner_id=learner_id, last_review__gte=day_start).annotate(
-        first_review_today=Subquery(first_review_today.values("pk")[:1]),
-        state_at_day_start=Subquery(first_review_today.values("state_before")[:1]),
-    )
     counts = dict(load.due_counts)
     counted_on: dict[int, date | None] = {}
-    for card_id, stage, due, suspended, archived, first_review, before in reviewed.values_list(
-        "card_id", "stage", "due", "suspended", "card__archived", "first_review_today", "state_at_day_start"
-    ):
-        if first_review is None:
-            # A row written without a review today (an import, a reset): it stands as it is.
+    for reviewed in reviewed_since(learner_id=learner_id, settings=settings, day_start=day_start):
+        counted_on[reviewed.card_id] = reviewed.day_then
+        if not reviewed.weighs:
             continue
-        if isinstance(before, str):
-            # SQLite hands a JSON column through a subquery back as its text.
-            before = json.loads(before)
-        if not isinstance(before, dict) and before is not None:
-            continue
-        state = MemoryState.from_dict(before) if before is not None else None
-        then = load.day_of(state.due) if state is not None and state.stage == MemoryStage.REVIEW else None
-        counted_on[card_id] = then
-        if suspended or archived:
-            continue
-        now_day = load.day_of(due) if stage == MemoryStage.REVIEW else None
+        now_day, then = reviewed.day_now, reviewed.day_then
         if now_day is not None and now_day in counts:
             counts[now_day] -= 1
             if counts[now_day] <= 0:
