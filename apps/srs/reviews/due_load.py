@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -11,9 +12,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from django.db import connection
-from django.db.backends.base.base import BaseDatabaseWrapper
-from django.db.models import Count, DateField, Func, OuterRef, Q, Subquery
-from django.db.models.sql.compiler import SQLCompiler
+from django.db.models import OuterRef, Q, Subquery
 
 from apps.common.prepared import prepared_cursor
 from apps.content.models import Card, visible_card_filter
@@ -26,32 +25,6 @@ from apps.srs.core.load_balancing import (
 )
 from apps.srs.core.scheduling import MemoryStage, MemoryState, Rating, SchedulerConfig, learner_day
 from apps.srs.models import CardMemory, ReviewKind, ReviewLog, SchedulingSettings
-
-
-class _LearnerDay(Func):
-    """A time's day for the learner, on PostgreSQL: as `scheduling.learner_day`, local time less the start hour."""
-
-    output_field = DateField()
-
-    def __init__(self, expression: Any, *, timezone: str, day_start_hour: int) -> None:
-        super().__init__(expression)
-        self.timezone = timezone
-        self.day_start_hour = day_start_hour
-
-    def as_sql(
-        self,
-        compiler: SQLCompiler,
-        connection: BaseDatabaseWrapper,
-        function: str | None = None,
-        template: str | None = None,
-        arg_joiner: str | None = None,
-        **extra_context: Any,
-    ) -> tuple[str, tuple[str | int, ...]]:
-        sql, params = compiler.compile(self.source_expressions[0])
-        return (
-            f"(({sql} AT TIME ZONE %s) - make_interval(hours => %s))::date",
-            (*params, self.timezone, self.day_start_hour),
-        )
 
 
 def due_load_basis(settings: SchedulingSettings) -> DueLoad:
@@ -79,33 +52,75 @@ def _merged(spans: Iterable[tuple[date, date]]) -> list[tuple[date, date]]:
     return merged
 
 
-def due_load_get(*, learner_id: int, settings: SchedulingSettings, spans: Iterable[tuple[date, date]]) -> DueLoad:
+# A moment's learner day, as scheduling.learner_day tells it, in SQL (parameters: time zone, day-start hour).
+_DAY = "(({moment} AT TIME ZONE %s) - make_interval(hours => %s))::date"
+
+# A learner's review cards due in a window, counted per learner day by the database (parameters: time
+# zone and hour for the day, the learner, the window's start and end, then the visibility rule's).
+_DUE_COUNTS_SQL = """
+SELECT {day}, COUNT(*) FROM {memory} AS memory
+WHERE memory.learner_id = %s AND memory.stage = {review} AND NOT memory.suspended
+    AND memory.due >= %s AND memory.due < %s AND memory.card_id IN ({visible})
+GROUP BY 1
+"""
+
+
+@functools.cache
+def _due_counts_sql() -> tuple[str, tuple[Any, ...]]:
+    """_DUE_COUNTS_SQL with the visibility rule as `visible_card_filter` compiles it: built once."""
+    visible, params = Card.objects.visible().values("pk").query.sql_with_params()
+    sql = _DUE_COUNTS_SQL.format(
+        day=_DAY.format(moment="memory.due"),
+        memory=CardMemory._meta.db_table,
+        review=int(MemoryStage.REVIEW),
+        visible=visible,
+    )
+    return sql, tuple(params)
+
+
+def due_load_get(
+    *,
+    learner_id: int,
+    settings: SchedulingSettings,
+    spans: Iterable[tuple[date, date]],
+    in_database: bool | None = None,
+) -> DueLoad:
     """The learner's review cards due on each of their days in `spans` (first and last day, inclusive): one query.
 
     Counted are the cards a study session would show that day: in the review stage, not suspended,
-    not archived. Days with nothing due are left out.
+    not archived. Days with nothing due are left out. On PostgreSQL (`in_database`, by default where
+    it can) the database counts the days, in one prepared statement over the days from the first
+    span's to the last's; elsewhere the due times are read and counted here.
     """
     basis = due_load_basis(settings)
-    windows = Q()
-    for first, last in _merged(spans):
-        windows |= Q(due__gte=_start_of(first, settings), due__lt=_start_of(last + timedelta(days=1), settings))
-    if not windows:
+    merged = _merged(spans)
+    if not merged:
         return basis
-    due = CardMemory.objects.filter(
-        windows, visible_card_filter("card__"), learner_id=learner_id, stage=MemoryStage.REVIEW, suspended=False
-    )
-    if connection.vendor == "postgresql":
-        day = _LearnerDay("due", timezone=settings.timezone, day_start_hour=settings.day_start_hour)
-        counts: Mapping[date, int] = dict(
-            due.annotate(day=day).values("day").annotate(cards=Count("pk")).values_list("day", "cards")
-        )
+    if in_database is None:
+        in_database = connection.vendor == "postgresql"
+    if in_database:
+        sql, visible_params = _due_counts_sql()
+        start, end = _start_of(merged[0][0], settings), _start_of(merged[-1][1] + timedelta(days=1), settings)
+        params = [settings.timezone, settings.day_start_hour, learner_id, start, end, *visible_params]
+        with prepared_cursor(connection) as cursor:
+            cursor.execute(sql, params)
+            every_day: Mapping[date, int] = dict(cursor.fetchall())
+        counts = {day: cards for day, cards in every_day.items() if _within(day, merged)}
     else:
-        counts = Counter(
-            learner_day(moment, timezone=settings.timezone, day_start_hour=settings.day_start_hour)
-            for moment in due.values_list("due", flat=True)
+        windows = Q()
+        for first, last in merged:
+            windows |= Q(due__gte=_start_of(first, settings), due__lt=_start_of(last + timedelta(days=1), settings))
+        due = CardMemory.objects.filter(
+            windows, visible_card_filter("card__"), learner_id=learner_id, stage=MemoryStage.REVIEW, suspended=False
+        )
+        counts = dict(
+            Counter(
+                learner_day(moment, timezone=settings.timezone, day_start_hour=settings.day_start_hour)
+                for moment in due.values_list("due", flat=True)
+            )
         )
     return DueLoad(
-        due_counts=dict(counts),
+        due_counts=counts,
         timezone=basis.timezone,
         day_start_hour=basis.day_start_hour,
         easy_days=basis.easy_days,
@@ -133,11 +148,10 @@ class DayStartLoad:
 
 
 # The cards a learner reviewed since their day began, on PostgreSQL: one prepared statement, the days
-# counted by the database as _LearnerDay counts them (parameters: time zone and hour for the day now,
+# counted by the database as scheduling.learner_day counts them (parameters: time zone and hour for the day now,
 # the same for the day then, then the review kind, the day's start, the learner, the day's start).
 # Columns: the card; its learner day now if in review; its day when the day began if in review then;
 # whether it weighs on the counts (not suspended, not archived); whether its earlier state is readable.
-_DAY = "(({moment} AT TIME ZONE %s) - make_interval(hours => %s))::date"
 _REVIEWED_SINCE_SQL = f"""
 SELECT memory.card_id,
     CASE WHEN memory.stage = {int(MemoryStage.REVIEW)} THEN {_DAY.format(moment="memory.due")} END,
