@@ -68,7 +68,8 @@ GROUP BY 1
 @functools.cache
 def _due_counts_sql() -> tuple[str, tuple[Any, ...]]:
     """_DUE_COUNTS_SQL with the visibility rule as `visible_card_filter` compiles it: built once."""
-    visible, params = Card.objects.visible().values("pk").query.sql_with_params()
+    # Unordered: a sorted subquery cannot be joined into the query, and would list every visible card.
+    visible, params = Card.objects.visible().order_by().values("pk").query.sql_with_params()
     sql = _DUE_COUNTS_SQL.format(
         day=_DAY.format(moment="memory.due"),
         memory=CardMemory._meta.db_table,
