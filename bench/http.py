@@ -1,20 +1,27 @@
-"""HTTP cost of the API next to the machine's HTTP limit: requests/s, p50 and server CPU per request under wrk.
+"""The request path under wrk: requests/s, p50 and p99, and CPU per request, against the framework's floor.
 
-Run: DATABASE_URL=postgres://postgres@127.0.0.1:5432/quizsite_bench python -m bench.http [--seconds 15] [--scale]
+Run: DATABASE_URL=postgres://postgres@127.0.0.1:5432/quizsite_bench python -m bench.http [--seconds 10]
+     [--connections 4,16] [--server granian] [--compare] [--no-proxy] [--slow-clients 8] [--scale] [--json]
 It creates (and afterwards drops) a test database, loads the shipped course (decks/) and a bench course
 whose first deck gives the measured learner a study queue of 50 cards (30 learning, 20 due reviews); a
 few more learners, with 300 states each in that deck, post the reviews. It starts a private redis-server.
 
-Each server runs, in turn, under gunicorn with 2 sync workers (not quizsite/gunicorn_conf.py, so all
-have the same server model): first a bare WSGI callable answering 11 bytes (bench/http_bare.py), the
-HTTP limit of the machine; then the framework's floor (bench/http_floor.py: an empty Django view behind
-the project's middleware, and an empty API view with its authentication and rate limiting); then the
-project (quizsite.wsgi) on the production settings, rate limits lifted. wrk (-t2, --connections,
-default 4) measures GET /api/v1/courses/, the study queue (GET /api/v1/decks/{slug}/study/, 50 cards)
-and POST /api/v1/reviews/ (a new review each request, from one learner per connection in turn, so
-they seldom wait on one learner's review lock).
-CPU ms/request is the user+system time of the gunicorn workers over the requests wrk made; the
-PostgreSQL backends' CPU, and wrk's own (on the same machine), are not counted.
+The site runs as production runs it (`--server`, by default the production server, quizsite/server.py)
+behind nginx with quizsite/nginx_proxy.conf (`--no-proxy`: straight to the server), while slow clients
+trickle request heads at the front all along. First a bare callable answering 11 bytes
+(bench/http_bare.py), straight to the server, under the chosen model and one model of each other
+server: the fastest is the machine's HTTP limit. Then the framework's floor (bench/http_floor.py: an
+empty Django view behind the project's middleware, and an empty API view with its authentication and
+rate limiting), then the project on the production settings, rate limits lifted: GET
+/api/v1/courses/, the study queue (GET /api/v1/decks/{slug}/study/, 50 cards) and POST /api/v1/reviews/
+(a new review each request, from one learner per connection in turn), each at every number of
+connections. Ratios read each row against the one it stands on: the empty API view against the empty
+Django view, the endpoints against the empty API view, in the same run. `--compare` first measures every
+model in bench/servers.py the same way, and prints them side by side.
+
+CPU ms/request is the user+system time of the server's workers over the requests wrk made; "all CPU" is
+every process's on the machine (the server, nginx, PostgreSQL, Redis) less wrk's own. The sizing line
+turns the latter into daily learners per core.
 
 In-process figures come from the Django test client in this process (the test settings, the same
 database, the same private Redis for the cache): p50 of 200 requests after 20 warm-up ones, and the
@@ -26,7 +33,8 @@ Memory: each project worker's RSS once the server answers and after 10,000 reque
 topped up by mixed runs of the three endpoints in turn), and whether numpy or TensorFlow is mapped in a worker.
 
 --scale first grows the tables to 1,000,000 card states and about 10,000,000 review logs of other
-learners (10 logs per state) around the measured learner, and prints how long that took.
+learners (10 logs per state) around the measured learner, and prints how long that took. --json ends
+with every figure as one JSON object on one line.
 """
 
 from __future__ import annotations
@@ -52,7 +60,6 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
-from bench.servers import BARE, FLOOR, MODELS, PROJECT, App, ServerModel, SlowClients, serving
 from bench.stack import (
     TRIVIAL_PATH,
     Server,
@@ -81,6 +88,7 @@ from django.test.utils import override_settings  # noqa: E402
 
 from bench.http_floor import FLOOR_API_PATH, FLOOR_DJANGO_PATH  # noqa: E402
 from bench.load import course_load  # noqa: E402
+from bench.servers import BARE, FLOOR, MODELS, PROJECT, App, ServerModel, SlowClients, serving  # noqa: E402
 from bench.srs import (  # noqa: E402
     STATES_PER_LEARNER,
     RequestQueries,
@@ -121,8 +129,10 @@ MIXED_RUN_SECONDS_MAX = 60
 MIXED_RUNS_MAX = 12
 LOGS_PER_STATE = 10
 SCALE_MEMORIES = 1_000_000
-# Usernames of the reviewing learners start here, clear of those others_seed numbers from 1.
+# Usernames of the reviewing learners start here, clear of those others_seed numbers from 1; each new
+# batch of them (one per server measured) this many further on.
 REVIEWERS_START = 9_000_000
+REVIEWERS_PER_BATCH = 10_000
 WRK_TIMEOUT_MARGIN_SECONDS = 120
 
 
@@ -158,6 +168,9 @@ class World:
     # One learner for the in-process reviews, then one per wrk connection.
     reviewer_tokens: list[str]
     learners: int
+    profile_id: int
+    # Batches of reviewers seeded so far: each server measured gets a batch of its own.
+    reviewer_batches: int = 1
 
     @property
     def study_path(self) -> str:
@@ -229,6 +242,7 @@ def world_build(*, scale: bool, connections: int) -> World:
         measured_token=measured_token,
         reviewer_tokens=[token_for(learner_id) for learner_id in reviewers],
         learners=1 + len(reviewers),
+        profile_id=profile_id,
     )
     if scale:
         memories, _ = table_counts()
@@ -253,6 +267,25 @@ def world_build(*, scale: bool, connections: int) -> World:
         f"(built in {time.perf_counter() - started:.0f} s)"
     )
     return world
+
+
+def reviewers_renew(world: World, *, connections: int) -> None:
+    """New reviewers, with the same kind of history as the first ones and no reviews today.
+
+    A review costs more the more the learner has reviewed that day (load balancing reads those cards),
+    so each server measured starts from reviewers as fresh as the first server's.
+    """
+    now = datetime.now(UTC)
+    rng = random.Random(20261204 + world.reviewer_batches)
+    start = REVIEWERS_START + world.reviewer_batches * REVIEWERS_PER_BATCH
+    reviewers, before = others_seed(
+        add=STATES_PER_LEARNER * (connections + 1), pool=world.deck_card_ids, start=start, now=now, rng=rng
+    )
+    logs_per_state(after_id=before, profile_id=world.profile_id, per_state=LOGS_PER_STATE)
+    tables_analyze()
+    world.reviewer_tokens = [token_for(learner_id) for learner_id in reviewers]
+    world.learners += len(reviewers)
+    world.reviewer_batches += 1
 
 
 # --- In-process figures -----------------------------------------------------------------------------
@@ -341,6 +374,8 @@ class WrkRun:
     non_2xx: int
     socket_errors: int
     cpu_ms: float
+    # Every process's CPU on the machine per request (the server, nginx, PostgreSQL, Redis), less wrk's.
+    machine_cpu_ms: float
     output: str
 
     @property
@@ -353,6 +388,7 @@ class WrkRun:
             "p50_ms": round(self.p50_ms, 3),
             "p99_ms": round(self.p99_ms, 3),
             "cpu_ms_per_request": round(self.cpu_ms, 3),
+            "machine_cpu_ms_per_request": round(self.machine_cpu_ms, 3),
             "errors": self.errors,
         }
 
@@ -400,11 +436,16 @@ def wrk_run(
     if script is not None:
         command += ["-s", str(script)]
     command.append(f"http://127.0.0.1:{target.port}{path}")
-    cpu_before = children_cpu_seconds(target.server.process.pid)
+    cpu_before, machine_before, wrk_before = (
+        children_cpu_seconds(target.server.process.pid),
+        machine_cpu(),
+        own_children(),
+    )
     finished = subprocess.run(
         command, capture_output=True, text=True, timeout=seconds + WRK_TIMEOUT_MARGIN_SECONDS, check=False
     )
     cpu = children_cpu_seconds(target.server.process.pid) - cpu_before
+    machine = machine_cpu() - machine_before - (own_children() - wrk_before)
     output = finished.stdout + finished.stderr
     if finished.returncode != 0:
         raise RuntimeError(f"wrk exited with {finished.returncode}:\n{output}")
@@ -418,8 +459,23 @@ def wrk_run(
         non_2xx=non_2xx,
         socket_errors=socket_errors,
         cpu_ms=cpu * 1000 / requests if requests else float("nan"),
+        machine_cpu_ms=machine * 1000 / requests if requests else float("nan"),
         output=output,
     )
+
+
+def machine_cpu() -> float:
+    """Seconds of CPU every process on the machine has used since boot (/proc/stat: all but idle and iowait)."""
+    with open("/proc/stat", encoding="ascii") as stat:
+        fields = [int(value) for value in stat.readline().split()[1:]]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = fields[:8]
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+def own_children() -> float:
+    """CPU seconds of this process's finished children (the wrk runs)."""
+    times = os.times()
+    return times.children_user + times.children_system
 
 
 # Requests in turn of the kinds listed; each review is a new one (its id: thread, run, counter), from the
@@ -681,6 +737,7 @@ def table_print(http: Http, bare: dict[str, dict[int, WrkRun]], in_process: dict
         "p50",
         "p99 (/p50)",
         "CPU ms/request",
+        "all CPU ms",
         "in-process p50",
         "SQL sent (SQL ms)",
     )
@@ -695,8 +752,8 @@ def table_print(http: Http, bare: dict[str, dict[int, WrkRun]], in_process: dict
             bare_rows.append((fastest_key, f"bare callable, fastest: {MODELS[fastest_key].label}"))
         for key, label in bare_rows:
             run = bare[key][connections]
-            rows.append((label, str(connections), f"{run.rps:.0f}", "-", "-", f"{run.p50_ms:.2f} ms",
-                         f"{run.p99_ms:.2f} ms", f"{run.cpu_ms:.3f}", "-", "-"))  # fmt: skip
+            figures = (f"{run.p50_ms:.2f} ms", f"{run.p99_ms:.2f} ms", f"{run.cpu_ms:.3f}", f"{run.machine_cpu_ms:.3f}")
+            rows.append((label, str(connections), f"{run.rps:.0f}", "-", "-", *figures, "-", "-"))
         for name in ROWS:
             run = http.runs[name, connections]
             target = TARGETS.get(name, Target())
@@ -730,6 +787,7 @@ def table_print(http: Http, bare: dict[str, dict[int, WrkRun]], in_process: dict
                     f"{run.p50_ms:.2f} ms",
                     p99_text,
                     f"{run.cpu_ms:.3f}",
+                    f"{run.machine_cpu_ms:.3f}",
                     local_text,
                     sql_text,
                 )
@@ -759,6 +817,35 @@ def comparison_print(results: list[Http], bare: dict[str, dict[int, WrkRun]]) ->
         print("| " + " | ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)) + " |")
         if index == 0:
             print("|" + "|".join("-" * (width + 2) for width in widths) + "|")
+
+
+# A daily learner as the sizing counts one: two study queues, a hundred reviews and five course lists.
+# The busiest hour holds a fifth of a day's requests, and cores are sized to be at most 60 % busy then.
+DAY_OF_A_LEARNER = {"study": 2, "review": 100, "courses": 5}
+PEAK_HOUR_SHARE = 0.2
+PEAK_BUSY = 0.6
+
+
+def sizing(http: Http) -> dict[str, float]:
+    """CPU a daily learner costs the whole machine (server, nginx, PostgreSQL, Redis), and learners per core."""
+    top = max(n for _, n in http.runs)
+    per_learner_ms = sum(count * http.runs[name, top].machine_cpu_ms for name, count in DAY_OF_A_LEARNER.items())
+    per_core = PEAK_BUSY * 3_600_000 / (PEAK_HOUR_SHARE * per_learner_ms) if per_learner_ms else float("nan")
+    return {
+        "cpu_seconds_per_daily_learner": round(per_learner_ms / 1000, 3),
+        "daily_learners_per_core": round(per_core),
+    }
+
+
+def sizing_print(http: Http) -> None:
+    figures = sizing(http)
+    day = ", ".join(f"{count} {name}" for name, count in DAY_OF_A_LEARNER.items())
+    print(
+        f"sizing: a daily learner ({day}) costs {figures['cpu_seconds_per_daily_learner']:.2f} s of CPU on the "
+        f"machine (server, nginx, PostgreSQL, Redis; at the most connections measured); with {PEAK_HOUR_SHARE:.0%} "
+        f"of a day in its busiest hour and cores at most {PEAK_BUSY:.0%} busy then, one core serves about "
+        f"{figures['daily_learners_per_core']:,} daily learners"
+    )
 
 
 def _spread(values: list[int]) -> str:
@@ -834,6 +921,7 @@ def figures_json(http: Http, bare: dict[str, dict[int, WrkRun]], options: Option
         "bare": {str(n): bare[http.model.key][n].as_json() for n in options.connections},
         "fastest_bare": fastest,
         "rows": rows,
+        "sizing": sizing(http),
     }
 
 
@@ -880,7 +968,9 @@ def main() -> None:
                     if model.key not in bare:
                         bare |= bare_measure([model], options)
                     if model.key != chosen.key:
+                        reviewers_renew(world, connections=max(options.connections))
                         compared.append(http_measure(world, model, redis=redis, options=options, memory=False))
+                reviewers_renew(world, connections=max(options.connections))
             http = http_measure(world, chosen, redis=redis, options=options, memory=True)
         print()
         if compared:
@@ -890,6 +980,7 @@ def main() -> None:
         table_print(http, bare, in_process)
         print()
         details_print(http, in_process)
+        sizing_print(http)
         invalid = [errors_print(result) for result in [*compared, http]]
         if any(invalid):
             print("!!! SOME ANSWERS WERE NOT 2xx: the rows marked ERRORS do not measure the endpoint")

@@ -16,6 +16,8 @@ from typing import Any
 
 FLOOR_DJANGO_PATH = "/floor/django/"
 FLOOR_API_PATH = "/floor/api/"
+# A DRF view with no authentication, permission or rate limit: what DRF's dispatch alone costs.
+FLOOR_DRF_PATH = "/floor/drf/"
 
 
 def floor_application() -> Any:
@@ -48,6 +50,7 @@ def floor_asgi_application() -> Any:
 def _urlpatterns() -> list[Any]:
     from django.http import HttpRequest, HttpResponse
     from django.urls import path
+    from rest_framework.permissions import AllowAny
     from rest_framework.request import Request
     from rest_framework.response import Response
     from rest_framework.views import APIView
@@ -61,9 +64,15 @@ def _urlpatterns() -> list[Any]:
         def get(self, request: Request) -> Response:
             return Response({"ok": True})
 
+    class DrfFloorView(ApiFloorView):
+        authentication_classes = ()
+        permission_classes = (AllowAny,)
+        throttle_classes = ()
+
     return [
         path(FLOOR_DJANGO_PATH.lstrip("/"), django_floor),
         path(FLOOR_API_PATH.lstrip("/"), ApiFloorView.as_view()),
+        path(FLOOR_DRF_PATH.lstrip("/"), DrfFloorView.as_view()),
         *urlpatterns,
     ]
 

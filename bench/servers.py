@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from bench.stack import REPO_ROOT, Server, free_port, web_stop, web_wait
+from quizsite.server import cpus, default_workers
 
 
 @dataclass(frozen=True)
@@ -87,13 +88,14 @@ class ServerModel:
 MODELS = {
     model.key: model
     for model in (
-        # The production server as quizsite/server.py starts it.
-        ServerModel("granian", "granian", processes=2, threads=1, production=True),
-        ServerModel("gunicorn-sync", "gunicorn", processes=2, threads=1),
-        ServerModel("gunicorn-sync-4", "gunicorn", processes=4, threads=1),
-        ServerModel("gunicorn-gthread", "gunicorn", processes=2, threads=4, worker_class="gthread"),
-        ServerModel("granian-2t", "granian", processes=2, threads=2),
-        ServerModel("uvicorn", "uvicorn", processes=2, threads=1),
+        # The production server as quizsite/server.py starts it, with its default processes.
+        ServerModel("granian", "granian", processes=default_workers(), threads=1, production=True),
+        ServerModel("granian-1", "granian", processes=cpus(), threads=1),
+        ServerModel("granian-2t", "granian", processes=cpus(), threads=2),
+        ServerModel("gunicorn-sync", "gunicorn", processes=cpus(), threads=1),
+        ServerModel("gunicorn-sync-2", "gunicorn", processes=2 * cpus(), threads=1),
+        ServerModel("gunicorn-gthread", "gunicorn", processes=cpus(), threads=4, worker_class="gthread"),
+        ServerModel("uvicorn", "uvicorn", processes=cpus(), threads=1),
     )
 }
 

@@ -28,12 +28,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from bench.http_floor import FLOOR_API_PATH, FLOOR_DJANGO_PATH
+from bench.http_floor import FLOOR_API_PATH, FLOOR_DJANGO_PATH, FLOOR_DRF_PATH
 
 WARMUP = 50
-ENDPOINTS = ("floor_django", "floor_api", "courses", "study", "review")
+ENDPOINTS = ("floor_django", "floor_drf", "floor_api", "courses", "study", "review")
 # Served by bench.http_floor's application, which has the project's URLs behind the two empty views.
-FLOOR_PATHS = {"floor_django": FLOOR_DJANGO_PATH, "floor_api": FLOOR_API_PATH}
+FLOOR_PATHS = {"floor_django": FLOOR_DJANGO_PATH, "floor_drf": FLOOR_DRF_PATH, "floor_api": FLOOR_API_PATH}
 
 
 def _environ(method: str, path: str, token: str, body: bytes = b"") -> dict[str, Any]:

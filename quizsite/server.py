@@ -4,10 +4,12 @@ Run: `python -m quizsite.server [--address A] [--port P] [--workers N]`. The fla
 environment (WEB_ADDRESS, WEB_PORT, WEB_CONCURRENCY), which wins over the defaults below.
 
 Chosen by `python -m bench.http --compare` (docs/benchmarks.md): on this workload granian's WSGI
-server with one Python thread per process served every row at least as fast as gunicorn's sync
-workers, and the framework's floor twice as fast, for less CPU per request; threads in one process
-(gunicorn gthread, or granian with two) only queue on the GIL for the CPU-bound study queue and
-reviews, and Django under uvicorn's ASGI was three to eight times slower.
+server with two single-threaded processes per CPU served every row at least as fast as gunicorn's
+sync workers, and the framework's floor twice as fast, for less CPU per request. One process per CPU
+left reviews and the course list waiting at four connections (a process idles while its request
+waits on PostgreSQL, and nginx's kept-alive connections need not spread evenly over few processes);
+two threads per process did about as well as two processes but share one GIL; Django under
+uvicorn's ASGI was three to eight times slower.
 """
 
 from __future__ import annotations
@@ -24,10 +26,11 @@ APPLICATION = "quizsite.wsgi:application"
 # bind a private address that only it can reach.
 DEFAULT_ADDRESS = "127.0.0.1"
 DEFAULT_PORT = 8000
-# Requests run on one Python thread per process: the GIL lets one run at a time anyway, and a second
-# thread only made the CPU-bound requests wait on the first. Database waits are short next to the
-# Python work, and nginx holds slow clients, so no thread ever waits on one.
+# Requests run on one Python thread per process, so they never queue for a GIL; a second process per
+# CPU (PROCESSES_PER_CPU) fills the time a request waits on PostgreSQL or Redis. nginx holds slow
+# clients, so no thread ever waits on one.
 BLOCKING_THREADS = 1
+PROCESSES_PER_CPU = 2
 # Connections, parsing and keep-alive run in Rust, outside the GIL; one runtime thread keeps up
 # with the Python thread (the bare callable served 47,000 requests/s per two processes here).
 RUNTIME_THREADS = 1
@@ -46,12 +49,16 @@ def cpus() -> int:
         return os.cpu_count() or 1
 
 
+def default_workers() -> int:
+    return max(2, PROCESSES_PER_CPU * cpus())
+
+
 @dataclass(frozen=True)
 class ServerSettings:
     address: str
     port: int
-    # One process per CPU, at least two, so that a worker being replaced after a crash does not leave
-    # the host unable to answer.
+    # PROCESSES_PER_CPU per CPU, at least two, so that a worker being replaced after a crash does not
+    # leave the host unable to answer. Each keeps one PostgreSQL connection.
     workers: int
     # The benchmarks serve their own applications with these same settings.
     application: str = APPLICATION
@@ -63,7 +70,7 @@ def settings_from(argv: list[str] | None = None, environ: dict[str, str] | None 
     parser = argparse.ArgumentParser(prog="python -m quizsite.server", description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--address", default=environ.get("WEB_ADDRESS") or DEFAULT_ADDRESS)
     parser.add_argument("--port", type=int, default=int(environ.get("WEB_PORT") or DEFAULT_PORT))
-    parser.add_argument("--workers", type=int, default=int(environ.get("WEB_CONCURRENCY") or max(2, cpus())))
+    parser.add_argument("--workers", type=int, default=int(environ.get("WEB_CONCURRENCY") or default_workers()))
     parser.add_argument("--application", default=APPLICATION, help=argparse.SUPPRESS)
     parser.add_argument("--factory", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
