@@ -185,33 +185,88 @@ def _bin_of(reviews: Sequence[tuple[int, int]]) -> tuple[float, float, float]:
     )
 
 
-def parameters_evaluate(parameters: Sequence[float], items: Sequence[fsrs_rs_python.FSRSItem]) -> FitMetrics:
-    """Log loss and RMSE(bins) of the parameters' recall predictions on the items' long-term reviews.
+@dataclass(frozen=True, slots=True)
+class RecallPrediction:
+    """One long-term review as predicted: the probability of recall, whether it was recalled, its bin."""
 
-    As srs-benchmark scores: same-day reviews are not predicted; a review counts as recalled unless
-    rated Again; RMSE(bins) groups predictions by interval, review number and lapse count (log-scale
-    bins), and weighs each group's squared gap between mean prediction and recall rate by its size.
+    predicted: float
+    recalled: float
+    bin: tuple[float, float, float]
+
+
+def recall_predictions(
+    parameters: Sequence[float], items: Sequence[fsrs_rs_python.FSRSItem]
+) -> list[RecallPrediction | None]:
+    """Each item's last review predicted from the reviews before it; None for a same-day review (not predicted).
+
+    As srs-benchmark predicts: a review counts as recalled unless rated Again, and predictions are
+    clipped away from 0 and 1.
     """
-    targets = [item for item in items if _is_long_term(item)]
+    targets = [index for index, item in enumerate(items) if _is_long_term(item)]
+    found: list[RecallPrediction | None] = [None] * len(items)
     if not targets:
-        raise ValueError("There is no review on a later day than the one before it to score.")
+        return found
     model = fsrs_rs_python.FSRS(list(parameters))
-    histories = [fsrs_rs_python.FSRSItem(item.reviews[:-1]) for item in targets]
-    states = model.memory_state_batch(histories)
-    total_loss = 0.0
-    bins: dict[tuple[float, float, float], list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
-    for item, state in zip(targets, states, strict=True):
-        reviews = [review_fields(review) for review in item.reviews]
+    states = model.memory_state_batch([fsrs_rs_python.FSRSItem(items[index].reviews[:-1]) for index in targets])
+    for index, state in zip(targets, states, strict=True):
+        reviews = [review_fields(review) for review in items[index].reviews]
         rating, elapsed_days = reviews[-1]
         predicted = _recall_probability(parameters, elapsed_days=elapsed_days, stability=state.stability)
-        predicted = min(max(predicted, _PREDICTION_EPSILON), 1 - _PREDICTION_EPSILON)
-        recalled = 1.0 if rating > _AGAIN else 0.0
+        found[index] = RecallPrediction(
+            predicted=min(max(predicted, _PREDICTION_EPSILON), 1 - _PREDICTION_EPSILON),
+            recalled=1.0 if rating > _AGAIN else 0.0,
+            bin=_bin_of(reviews),
+        )
+    return found
+
+
+def predictions_score(predictions: Sequence[RecallPrediction]) -> FitMetrics:
+    """Log loss and RMSE(bins) of these predictions, as srs-benchmark scores them.
+
+    RMSE(bins) groups predictions by interval, review number and lapse count (log-scale bins), and
+    weighs each group's squared gap between mean prediction and recall rate by its size.
+    """
+    if not predictions:
+        raise ValueError("There is no prediction to score.")
+    total_loss = 0.0
+    bins: dict[tuple[float, float, float], list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
+    for prediction in predictions:
+        predicted, recalled = prediction.predicted, prediction.recalled
         total_loss -= recalled * math.log(predicted) + (1 - recalled) * math.log(1 - predicted)
-        sums = bins[_bin_of(reviews)]
+        sums = bins[prediction.bin]
         sums[0] += predicted
         sums[1] += recalled
         sums[2] += 1
     squared = sum((predicted - recalled) ** 2 / count for predicted, recalled, count in bins.values())
-    return FitMetrics(
-        log_loss=total_loss / len(targets), rmse_bins=math.sqrt(squared / len(targets)), reviews=len(targets)
-    )
+    count = len(predictions)
+    return FitMetrics(log_loss=total_loss / count, rmse_bins=math.sqrt(squared / count), reviews=count)
+
+
+def predictions_auc(predictions: Sequence[RecallPrediction]) -> float | None:
+    """The area under the ROC curve: the chance a recalled review was predicted above a forgotten one
+    (ties count half). None when every review was recalled, or none was."""
+    ordered = sorted(predictions, key=lambda prediction: prediction.predicted)
+    recalled = sum(prediction.recalled for prediction in ordered)
+    forgotten = len(ordered) - recalled
+    if recalled == 0 or forgotten == 0:
+        return None
+    rank_sum = 0.0
+    start = 0
+    while start < len(ordered):
+        end = start
+        while end + 1 < len(ordered) and ordered[end + 1].predicted == ordered[start].predicted:
+            end += 1
+        # Tied predictions share the mean of their ranks (1-based).
+        mean_rank = (start + end) / 2 + 1
+        rank_sum += mean_rank * sum(prediction.recalled for prediction in ordered[start : end + 1])
+        start = end + 1
+    return (rank_sum - recalled * (recalled + 1) / 2) / (recalled * forgotten)
+
+
+def parameters_evaluate(parameters: Sequence[float], items: Sequence[fsrs_rs_python.FSRSItem]) -> FitMetrics:
+    """Log loss and RMSE(bins) of the parameters' recall predictions on the items' long-term reviews,
+    as srs-benchmark scores them (`recall_predictions`, `predictions_score`)."""
+    predictions = [prediction for prediction in recall_predictions(parameters, items) if prediction is not None]
+    if not predictions:
+        raise ValueError("There is no review on a later day than the one before it to score.")
+    return predictions_score(predictions)

@@ -1,0 +1,203 @@
+"""Scoring memory models on a review log anyone can export: train on some reviews, predict the others.
+
+Pure, no I/O: rows come in as mappings (a CSV's), predictions and scores go out. Times are UTC and a
+learner's day starts at 04:00, as srs-benchmark reads review logs. Every model is trained on the
+`train` rows only, then predicts each `test` review whose card was reviewed on an earlier day, from
+every review of that card before it (train and test alike), as a scheduler would have.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from itertools import pairwise
+
+import fsrs_rs_python
+
+from apps.srs.core.optimizer import (
+    FitMetrics,
+    LoggedReview,
+    RecallPrediction,
+    fsrs_items_from_reviews,
+    parameters_fit,
+    predictions_auc,
+    predictions_score,
+    recall_predictions,
+)
+from apps.srs.core.scheduling import DEFAULT_PARAMETERS
+
+REQUIRED_COLUMNS = ("learner", "card", "reviewed_at", "rating", "split")
+SPLITS = ("train", "test")
+DAY_START = timedelta(hours=4)
+# Learners with fewer training reviews than this are scored apart too: where a population helps most.
+FEW_REVIEWS = 200
+
+
+class RevlogInvalid(ValueError):
+    """A review log that cannot be read; the message names the line and the column."""
+
+
+@dataclass(frozen=True, slots=True)
+class RevlogRow:
+    learner: str
+    card: str
+    reviewed_at: datetime
+    rating: int
+    split: str
+
+
+def _day(moment: datetime) -> date:
+    return (moment - DAY_START).date()
+
+
+def revlog_rows(records: Iterable[Mapping[str, str | None]], *, columns: Sequence[str]) -> list[RevlogRow]:
+    """The log's rows, every problem refused with its line (the header is line 1)."""
+    missing = [column for column in REQUIRED_COLUMNS if column not in columns]
+    if missing:
+        raise RevlogInvalid(f"Line 1: the header lacks the column(s) {', '.join(missing)}.")
+    rows = []
+    for line, record in enumerate(records, start=2):
+        values = {column: (record.get(column) or "").strip() for column in REQUIRED_COLUMNS}
+        for column, value in values.items():
+            if not value:
+                raise RevlogInvalid(f"Line {line}: {column} is empty.")
+        try:
+            reviewed_at = datetime.fromisoformat(values["reviewed_at"])
+        except ValueError:
+            raise RevlogInvalid(
+                f"Line {line}: reviewed_at {values['reviewed_at']!r} is not an RFC 3339 time."
+            ) from None
+        if reviewed_at.tzinfo is None:
+            raise RevlogInvalid(f"Line {line}: reviewed_at {values['reviewed_at']!r} has no offset (write Z for UTC).")
+        if values["rating"] not in ("1", "2", "3", "4"):
+            raise RevlogInvalid(f"Line {line}: rating {values['rating']!r} is not 1, 2, 3 or 4.")
+        if values["split"] not in SPLITS:
+            raise RevlogInvalid(f"Line {line}: split {values['split']!r} is not train or test.")
+        rows.append(
+            RevlogRow(
+                learner=values["learner"],
+                card=values["card"],
+                reviewed_at=reviewed_at.astimezone(UTC),
+                rating=int(values["rating"]),
+                split=values["split"],
+            )
+        )
+    return rows
+
+
+@dataclass(frozen=True, slots=True)
+class ModelPrediction:
+    learner: str
+    card: str
+    reviewed_at: datetime
+    model: str
+    prediction: RecallPrediction
+
+
+# Each model: its name, and how it gets a learner's weights from their training reviews.
+def _defaults(_: Sequence[LoggedReview]) -> tuple[float, ...]:
+    return DEFAULT_PARAMETERS
+
+
+def _fitted(train: Sequence[LoggedReview]) -> tuple[float, ...]:
+    """The learner's own FSRS-6 fit (fsrs-rs), or the defaults where there is nothing to fit on."""
+    try:
+        return parameters_fit(fsrs_items_from_reviews(train, day_start=_day))
+    except ValueError:
+        return DEFAULT_PARAMETERS
+
+
+MODELS: dict[str, Callable[[Sequence[LoggedReview]], tuple[float, ...]]] = {
+    "fsrs6-default": _defaults,
+    "fsrs6-learner": _fitted,
+}
+
+
+def _targets(rows: Sequence[RevlogRow]) -> tuple[list[RevlogRow], list[fsrs_rs_python.FSRSItem]]:
+    """Each test review whose card was reviewed on an earlier day, with the card's history up to it."""
+    by_card: dict[str, list[RevlogRow]] = defaultdict(list)
+    for row in rows:
+        by_card[row.card].append(row)
+    targets: list[RevlogRow] = []
+    items: list[fsrs_rs_python.FSRSItem] = []
+    for card in sorted(by_card):
+        history = sorted(by_card[card], key=lambda row: (row.reviewed_at, row.rating))
+        days = [_day(row.reviewed_at) for row in history]
+        reviews = [fsrs_rs_python.FSRSReview(history[0].rating, 0)]
+        reviews += [
+            fsrs_rs_python.FSRSReview(row.rating, (day - previous).days)
+            for row, (previous, day) in zip(history[1:], pairwise(days), strict=True)
+        ]
+        for end in range(1, len(history)):
+            if history[end].split == "test" and days[end] > days[end - 1]:
+                targets.append(history[end])
+                items.append(fsrs_rs_python.FSRSItem(reviews[: end + 1]))
+    return targets, items
+
+
+def revlog_evaluate(rows: Sequence[RevlogRow]) -> list[ModelPrediction]:
+    """Every model's prediction of every test review it can predict, learner by learner."""
+    by_learner: dict[str, list[RevlogRow]] = defaultdict(list)
+    for row in rows:
+        by_learner[row.learner].append(row)
+    found: list[ModelPrediction] = []
+    for learner in sorted(by_learner):
+        learner_rows = by_learner[learner]
+        cards = {card: index for index, card in enumerate(sorted({row.card for row in learner_rows}))}
+        train = [
+            LoggedReview(card_id=cards[row.card], reviewed_at=row.reviewed_at, rating=row.rating)
+            for row in learner_rows
+            if row.split == "train"
+        ]
+        targets, items = _targets(learner_rows)
+        if not targets:
+            continue
+        for model, weights_of in MODELS.items():
+            predictions = recall_predictions(weights_of(train), items)
+            found += [
+                ModelPrediction(learner, target.card, target.reviewed_at, model, prediction)
+                for target, prediction in zip(targets, predictions, strict=True)
+                if prediction is not None
+            ]
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class ModelScore:
+    group: str
+    model: str
+    learners: int
+    # None where the group has no prediction of this model.
+    metrics: FitMetrics | None
+    auc: float | None
+
+
+def scores(predictions: Sequence[ModelPrediction], rows: Sequence[RevlogRow]) -> list[ModelScore]:
+    """Each model's scores over all learners, and over learners with fewer than FEW_REVIEWS training reviews."""
+    train_counts: dict[str, int] = defaultdict(int)
+    for row in rows:
+        if row.split == "train":
+            train_counts[row.learner] += 1
+    groups = {
+        "all learners": lambda learner: True,
+        f"fewer than {FEW_REVIEWS} training reviews": lambda learner: train_counts[learner] < FEW_REVIEWS,
+    }
+    found = []
+    for group, member in groups.items():
+        for model in MODELS:
+            chosen = [p for p in predictions if p.model == model and member(p.learner)]
+            if not chosen:
+                found.append(ModelScore(group=group, model=model, learners=0, metrics=None, auc=None))
+                continue
+            found.append(
+                ModelScore(
+                    group=group,
+                    model=model,
+                    learners=len({p.learner for p in chosen}),
+                    metrics=predictions_score([p.prediction for p in chosen]),
+                    auc=predictions_auc([p.prediction for p in chosen]),
+                )
+            )
+    return found
