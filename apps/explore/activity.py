@@ -23,7 +23,7 @@ from apps.explore.models import RegionVisit
 from apps.games.models import MatchBoard
 from apps.quizzes.models import QuizAttempt
 from apps.srs.core.scheduling import Rating
-from apps.srs.models import DeckPass, ReviewKind, ReviewLog, ReviewSource
+from apps.srs.models import DeckPass, ReviewLog, ReviewSource
 from apps.srs.settings.config import scheduling_settings_get
 
 # Times are stored to the microsecond: "older than t plus one microsecond" means "at t or older".
@@ -67,9 +67,8 @@ def review_items(*, learner: Any, before: datetime | None, limit: int) -> list[A
         time_clamped_expression("reviewed_at") - timedelta(hours=settings.day_start_hour), output_field=DateTimeField()
     )
     groups = (
-        ReviewLog.objects.filter(
-            learner=learner, kind=ReviewKind.REVIEW, source=ReviewSource.DECK, undone_by__isnull=True
-        )
+        ReviewLog.objects.standing()
+        .filter(learner=learner, source=ReviewSource.DECK)
         .annotate(day=TruncDate(shifted, tzinfo=ZoneInfo(settings.timezone)))
         .values("day", "card__deck_id", "card__deck__slug", "card__deck__title")
         .annotate(

@@ -32,7 +32,7 @@ from django.urls import reverse
 from apps.common.errors import DomainError
 from apps.content.models import Deck, visible_card_filter
 from apps.reminders.models import ReminderEmail, ReminderPreference, ReminderStatus
-from apps.srs.models import CardMemory, ReviewKind, ReviewLog, SchedulingSettings
+from apps.srs.models import CardMemory, ReviewLog, SchedulingSettings
 from apps.srs.progress.stats import learner_day, streak_of_days, with_local_day
 from apps.srs.settings.config import learner_day_bounds
 
@@ -203,11 +203,8 @@ def _due_by_learner(*, learner_ids: list[int], day_end: datetime, decks: dict[in
 
 
 def _streaks(*, learner_ids: list[int], day_settings: SchedulingSettings, today: date, now: datetime) -> dict[int, int]:
-    logs = ReviewLog.objects.filter(
-        learner_id__in=learner_ids,
-        kind=ReviewKind.REVIEW,
-        undone_by__isnull=True,
-        reviewed_at__gte=now - timedelta(days=STREAK_LOOKBACK_DAYS),
+    logs = ReviewLog.objects.standing().filter(
+        learner_id__in=learner_ids, reviewed_at__gte=now - timedelta(days=STREAK_LOOKBACK_DAYS)
     )
     rows = (
         with_local_day(logs, field="reviewed_at", settings=day_settings)

@@ -160,6 +160,12 @@ class ReviewSource(models.TextChoices):
     QUIZ = "quiz", "Quiz"
 
 
+class ReviewLogQuerySet(models.QuerySet["ReviewLog"]):
+    def standing(self) -> ReviewLogQuerySet:
+        """The reviews that stand: neither undone nor undos."""
+        return self.filter(kind=ReviewKind.REVIEW, undone_by__isnull=True)
+
+
 class ReviewLog(models.Model):
     """Append-only: every review, and every undo of one, as it happened.
 
@@ -180,6 +186,8 @@ class ReviewLog(models.Model):
     profile = models.ForeignKey(SchedulerProfile, null=True, blank=True, on_delete=models.PROTECT)
     undo_of = models.OneToOneField("self", null=True, blank=True, on_delete=models.PROTECT, related_name="undone_by")
     recorded_at = models.DateTimeField(auto_now_add=True)
+
+    objects = ReviewLogQuerySet.as_manager()
 
     class Meta:
         constraints = [

@@ -74,7 +74,8 @@ def learner_day_function(settings: SchedulingSettings) -> Callable[[datetime], d
 def logged_reviews_list(*, learner_id: int) -> list[LoggedReview]:
     """The learner's standing reviews of every card, archived ones included."""
     rows = (
-        ReviewLog.objects.filter(learner_id=learner_id, kind=ReviewKind.REVIEW, undone_by__isnull=True)
+        ReviewLog.objects.standing()
+        .filter(learner_id=learner_id)
         .order_by("card_id", "reviewed_at")
         .values_list("card_id", "reviewed_at", "rating")
     )

@@ -45,7 +45,6 @@ from apps.srs.jobs import RETENTION_ADVICE
 from apps.srs.models import (
     CardMemory,
     ParametersSource,
-    ReviewKind,
     ReviewLog,
     ReviewSource,
     SchedulingSettings,
@@ -205,10 +204,9 @@ def review_timings_get(*, learner_id: int, now: datetime) -> dict[tuple[int, int
         Cast(KT("state_before__stage"), IntegerField()), Value(int(MemoryStage.LEARNING)), output_field=IntegerField()
     )
     recent = (
-        ReviewLog.objects.filter(
+        ReviewLog.objects.standing()
+        .filter(
             learner_id=learner_id,
-            kind=ReviewKind.REVIEW,
-            undone_by__isnull=True,
             source=ReviewSource.DECK,
             duration_ms__gt=0,
             reviewed_at__gte=now - TIMINGS_WINDOW,

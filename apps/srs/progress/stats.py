@@ -20,7 +20,7 @@ from django.db.models.functions import ExtractHour, TruncDate
 from apps.common.stored import time_clamped_expression
 from apps.content.models import Deck, visible_card_filter
 from apps.srs.core.scheduling import MemoryStage, Rating
-from apps.srs.models import CardMemory, ReviewKind, ReviewLog, SchedulingSettings
+from apps.srs.models import CardMemory, ReviewLog, SchedulingSettings
 from apps.srs.reviews.recall import RecallBasis, mastery_contribution
 from apps.srs.settings.config import learner_day_bounds, scheduler_config_from_settings, scheduling_settings_get
 
@@ -150,7 +150,7 @@ def _review_days(
     *, learner: Any, settings: SchedulingSettings, deck_slug: str | None, today: date
 ) -> dict[date, _DayReviews]:
     """Per learner-local day up to today, all time: reviews that stand (neither undone nor undos)."""
-    logs = ReviewLog.objects.filter(learner=learner, kind=ReviewKind.REVIEW, undone_by__isnull=True)
+    logs = ReviewLog.objects.standing().filter(learner=learner)
     if deck_slug is not None:
         logs = logs.filter(card__deck__slug=deck_slug)
     mature = Q(state_before__stage=int(MemoryStage.REVIEW))

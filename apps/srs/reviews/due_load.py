@@ -204,13 +204,11 @@ def reviewed_since(
             cursor.execute(_REVIEWED_SINCE_SQL, params)
             rows = cursor.fetchall()
         return [ReviewedSince(card, now, then, weighs) for card, now, then, weighs, readable in rows if readable]
-    first_review_today = ReviewLog.objects.filter(
-        learner_id=OuterRef("learner_id"),
-        card_id=OuterRef("card_id"),
-        kind=ReviewKind.REVIEW,
-        undone_by__isnull=True,
-        reviewed_at__gte=day_start,
-    ).order_by("reviewed_at", "pk")
+    first_review_today = (
+        ReviewLog.objects.standing()
+        .filter(learner_id=OuterRef("learner_id"), card_id=OuterRef("card_id"), reviewed_at__gte=day_start)
+        .order_by("reviewed_at", "pk")
+    )
     # A standing review since the day began leaves the card's last review at or after it.
     reviewed = CardMemory.objects.filter(learner_id=learner_id, last_review__gte=day_start).annotate(
         first_review_today=Subquery(first_review_today.values("pk")[:1]),

@@ -157,7 +157,7 @@ def _memory_apply(
 
 def _active_logs(*, learner_id: int) -> QuerySet[ReviewLog]:
     """The learner's reviews that stand, neither undone nor undos; each holds the states its place in history gives."""
-    return ReviewLog.objects.filter(learner_id=learner_id, kind=ReviewKind.REVIEW, undone_by__isnull=True)
+    return ReviewLog.objects.standing().filter(learner_id=learner_id)
 
 
 # A stored review's new states: its id, state_before and state_after.
