@@ -145,3 +145,47 @@ def test_auc_is_the_chance_a_recalled_review_was_predicted_above_a_forgotten_one
     assert predictions_auc(_predicted((0.5, 1), (0.5, 0))) == 0.5
     assert predictions_auc(_predicted((0.9, 1), (0.4, 0), (0.6, 0), (0.5, 1))) == 0.75
     assert predictions_auc(_predicted((0.9, 1), (0.4, 1))) is None
+
+
+def test_a_course_log_exports_its_standing_reviews_under_pseudonyms_and_scores(tmp_path, learner_client, deck_cards):
+    from tests.support.api import make_learner
+    from tests.support.reviews import post_review, review_body
+
+    _, other_client = make_learner("brian")
+    made = 0
+    last: dict[str, object] = {}
+    for client, offset in ((learner_client, 0), (other_client, 3)):
+        for card in deck_cards[:6]:
+            for day in (0, 1, 4, 10, 25, 50):
+                at = START + timedelta(days=day + offset, hours=card.pk % 5)
+                response = post_review(client, review_body(card, 3 if (day + card.pk + offset) % 5 else 1, at))
+                assert response.status_code in (200, 201), response.json()
+                last = response.json()
+                made += 1
+    # The latest review undone: it no longer stands.
+    assert other_client.post(f"/api/v1/reviews/{last['id']}/undo/").status_code == 200
+    course = deck_cards[0].deck.lesson.course.slug
+    log = tmp_path / "course.csv"
+    call_command("memory_model_export", course, output=str(log), stdout=StringIO())
+    with log.open(encoding="utf-8", newline="") as handle:
+        exported = list(csv.DictReader(handle))
+    assert len(exported) == made - 1
+    assert {row["learner"] for row in exported} == {"learner-1", "learner-2"}
+    assert not {"ada", "brian"} & {row["learner"] for row in exported}
+    assert {row["card"] for row in exported} == {f"{card.deck.slug}/{card.slug}" for card in deck_cards[:6]}
+    for pseudonym in ("learner-1", "learner-2"):
+        rows = sorted((row for row in exported if row["learner"] == pseudonym), key=lambda row: row["reviewed_at"])
+        splits = [row["split"] for row in rows]
+        # Train first, then test, split on a day boundary (04:00 UTC).
+        assert splits == sorted(splits, key=lambda split: split == "test") and "test" in splits
+        last_train = max(datetime.fromisoformat(row["reviewed_at"]) for row in rows if row["split"] == "train")
+        first_test = min(datetime.fromisoformat(row["reviewed_at"]) for row in rows if row["split"] == "test")
+        assert (last_train - timedelta(hours=4)).date() < (first_test - timedelta(hours=4)).date()
+    printed = StringIO()
+    call_command("memory_model_evaluate", str(log), output=str(tmp_path / "predictions.csv"), stdout=printed)
+    assert "fsrs6-learner" in printed.getvalue()
+
+
+def test_exporting_an_unknown_course_is_refused(tmp_path, shipped_course):
+    with pytest.raises(CommandError, match="No such course: nope"):
+        call_command("memory_model_export", "nope", output=str(tmp_path / "out.csv"), stdout=StringIO())

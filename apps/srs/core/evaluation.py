@@ -201,3 +201,40 @@ def scores(predictions: Sequence[ModelPrediction], rows: Sequence[RevlogRow]) ->
                 )
             )
     return found
+
+
+@dataclass(frozen=True, slots=True)
+class ExportedReview:
+    """A standing review as a log exports it, before the split: a learner's pseudonym, not their id."""
+
+    learner: str
+    card: str
+    reviewed_at: datetime
+    rating: int
+    duration_ms: int | None
+
+
+def revlog_split(reviews: Sequence[ExportedReview], *, test_fraction: float) -> list[tuple[ExportedReview, str]]:
+    """Each review with its split: per learner, about the last `test_fraction` of their reviews are `test`.
+
+    The split falls on a day boundary (04:00 UTC), so no training review shares a day with a test one
+    and everything trained on comes before what is predicted.
+    """
+    if not 0 < test_fraction < 1:
+        raise ValueError(f"test_fraction must be between 0 and 1, got {test_fraction}.")
+    by_learner: dict[str, list[ExportedReview]] = defaultdict(list)
+    for review in reviews:
+        by_learner[review.learner].append(review)
+    found: list[tuple[ExportedReview, str]] = []
+    for learner in sorted(by_learner):
+        history = sorted(by_learner[learner], key=lambda review: (review.reviewed_at, review.card))
+        days = [_day(review.reviewed_at) for review in history]
+        first_test_day = days[len(days) - max(1, round(len(days) * test_fraction))]
+        if first_test_day == days[0]:
+            # One day only: nothing can be trained on before it.
+            found += [(review, "train") for review in history]
+            continue
+        found += [
+            (review, "test" if day >= first_test_day else "train") for review, day in zip(history, days, strict=True)
+        ]
+    return found
