@@ -8,9 +8,10 @@ every review of that card before it (train and test alike), as a scheduler would
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
 from itertools import pairwise
 
@@ -31,6 +32,8 @@ from apps.srs.core.scheduling import DEFAULT_PARAMETERS
 REQUIRED_COLUMNS = ("learner", "card", "reviewed_at", "rating", "split")
 SPLITS = ("train", "test")
 DAY_START = timedelta(hours=4)
+# Shifted predictions are clipped as the optimizer clips them.
+_EPSILON = 1e-6
 # Learners with fewer training reviews than this are scored apart too: where a population helps most.
 FEW_REVIEWS = 200
 
@@ -97,10 +100,6 @@ class ModelPrediction:
 
 
 # Each model: its name, and how it gets a learner's weights from their training reviews.
-def _defaults(_: Sequence[LoggedReview]) -> tuple[float, ...]:
-    return DEFAULT_PARAMETERS
-
-
 def _fitted(train: Sequence[LoggedReview]) -> tuple[float, ...]:
     """The learner's own FSRS-6 fit (fsrs-rs), or the defaults where there is nothing to fit on."""
     try:
@@ -109,14 +108,22 @@ def _fitted(train: Sequence[LoggedReview]) -> tuple[float, ...]:
         return DEFAULT_PARAMETERS
 
 
-MODELS: dict[str, Callable[[Sequence[LoggedReview]], tuple[float, ...]]] = {
-    "fsrs6-default": _defaults,
-    "fsrs6-learner": _fitted,
-}
+# The models scored, in the order printed: FSRS-6's defaults; each learner's own fit; one fit on every
+# learner's training reviews pooled (the course's weights); the course's weights with each card's
+# difficulty for the population learned as a shift of its predictions (CARD_PRIOR_SD).
+MODELS = ("fsrs6-default", "fsrs6-learner", "fsrs6-course", "fsrs6-course-card")
+# How far, in log-odds, a card's recall may sit from what the course's weights predict before its own
+# reviews say so: the prior's standard deviation, which shrinks the shift of a card few learners saw.
+CARD_PRIOR_SD = 0.5
+_NEWTON_STEPS = 25
+_CARDS_PER_LEARNER = 10_000_000
 
 
-def _targets(rows: Sequence[RevlogRow]) -> tuple[list[RevlogRow], list[fsrs_rs_python.FSRSItem]]:
-    """Each test review whose card was reviewed on an earlier day, with the card's history up to it."""
+def _targets(
+    rows: Sequence[RevlogRow], *, split: str = "test"
+) -> tuple[list[RevlogRow], list[fsrs_rs_python.FSRSItem]]:
+    """Each review of `split` whose card was reviewed on an earlier day, with the card's history up to it
+    (for test reviews, every row before it; for train reviews, `rows` should hold the train rows only)."""
     by_card: dict[str, list[RevlogRow]] = defaultdict(list)
     for row in rows:
         by_card[row.card].append(row)
@@ -131,34 +138,99 @@ def _targets(rows: Sequence[RevlogRow]) -> tuple[list[RevlogRow], list[fsrs_rs_p
             for row, (previous, day) in zip(history[1:], pairwise(days), strict=True)
         ]
         for end in range(1, len(history)):
-            if history[end].split == "test" and days[end] > days[end - 1]:
+            if history[end].split == split and days[end] > days[end - 1]:
                 targets.append(history[end])
                 items.append(fsrs_rs_python.FSRSItem(reviews[: end + 1]))
     return targets, items
 
 
+def _logit(p: float) -> float:
+    return math.log(p / (1 - p))
+
+
+def _shifted(prediction: RecallPrediction, shift: float) -> RecallPrediction:
+    predicted = 1 / (1 + math.exp(-(_logit(prediction.predicted) + shift)))
+    return replace(prediction, predicted=min(max(predicted, _EPSILON), 1 - _EPSILON))
+
+
+def card_shifts(predicted: Iterable[tuple[str, RecallPrediction]]) -> dict[str, float]:
+    """Per card, the shift in log-odds that best fits its reviews' outcomes, with a normal prior at 0.
+
+    Maximizes each card's log-likelihood less shift² / (2 CARD_PRIOR_SD²), by Newton's method (the
+    objective is concave in the shift): a card a few learners saw moves little from the course.
+    """
+    by_card: dict[str, list[RecallPrediction]] = defaultdict(list)
+    for card, prediction in predicted:
+        by_card[card].append(prediction)
+    precision = 1 / CARD_PRIOR_SD**2
+    shifts = {}
+    for card, predictions in by_card.items():
+        logits = [_logit(prediction.predicted) for prediction in predictions]
+        shift = 0.0
+        for _ in range(_NEWTON_STEPS):
+            probabilities = [1 / (1 + math.exp(-(logit + shift))) for logit in logits]
+            gradient = sum(p.recalled - q for p, q in zip(predictions, probabilities, strict=True)) - precision * shift
+            curvature = sum(q * (1 - q) for q in probabilities) + precision
+            step = gradient / curvature
+            shift += step
+            if abs(step) < 1e-9:
+                break
+        shifts[card] = shift
+    return shifts
+
+
 def revlog_evaluate(rows: Sequence[RevlogRow]) -> list[ModelPrediction]:
-    """Every model's prediction of every test review it can predict, learner by learner."""
+    """Every model's prediction of every test review it can predict, learner by learner.
+
+    The population models learn from every learner's train rows: the course's weights from their
+    pooled histories, each card's shift from its train reviews as the course's weights predict them.
+    """
     by_learner: dict[str, list[RevlogRow]] = defaultdict(list)
     for row in rows:
         by_learner[row.learner].append(row)
-    found: list[ModelPrediction] = []
-    for learner in sorted(by_learner):
-        learner_rows = by_learner[learner]
+    train_by_learner: dict[str, list[LoggedReview]] = {}
+    for learner, learner_rows in by_learner.items():
         cards = {card: index for index, card in enumerate(sorted({row.card for row in learner_rows}))}
-        train = [
+        train_by_learner[learner] = [
             LoggedReview(card_id=cards[row.card], reviewed_at=row.reviewed_at, rating=row.rating)
             for row in learner_rows
             if row.split == "train"
         ]
-        targets, items = _targets(learner_rows)
+    # Each learner's card numbers are their own: pooled, they are kept apart.
+    pooled = [
+        replace(review, card_id=review.card_id + position * _CARDS_PER_LEARNER)
+        for position, learner in enumerate(sorted(train_by_learner))
+        for review in train_by_learner[learner]
+    ]
+    course = _fitted(pooled)
+    trained: list[tuple[str, RecallPrediction]] = []
+    for learner_rows in by_learner.values():
+        targets, items = _targets([row for row in learner_rows if row.split == "train"], split="train")
+        trained += [
+            (target.card, prediction)
+            for target, prediction in zip(targets, recall_predictions(course, items), strict=True)
+            if prediction is not None
+        ]
+    shifts = card_shifts(trained)
+    found: list[ModelPrediction] = []
+    for learner in sorted(by_learner):
+        targets, items = _targets(by_learner[learner])
         if not targets:
             continue
-        for model, weights_of in MODELS.items():
-            predictions = recall_predictions(weights_of(train), items)
+        own = _fitted(train_by_learner[learner])
+        by_model = {
+            "fsrs6-default": recall_predictions(DEFAULT_PARAMETERS, items),
+            "fsrs6-learner": recall_predictions(own, items),
+            "fsrs6-course": recall_predictions(course, items),
+        }
+        by_model["fsrs6-course-card"] = [
+            None if prediction is None else _shifted(prediction, shifts.get(target.card, 0.0))
+            for target, prediction in zip(targets, by_model["fsrs6-course"], strict=True)
+        ]
+        for model in MODELS:
             found += [
                 ModelPrediction(learner, target.card, target.reviewed_at, model, prediction)
-                for target, prediction in zip(targets, predictions, strict=True)
+                for target, prediction in zip(targets, by_model[model], strict=True)
                 if prediction is not None
             ]
     return found

@@ -58,16 +58,16 @@ class Command(BaseCommand):
             f"{len(rows):,} reviews of {learners:,} learners; {len(predictions):,} predictions written to {output}"
         )
         header = (
-            f"{'group':<36} {'model':<15} {'learners':>8} {'reviews':>8} {'log loss':>9} {'RMSE(bins)':>10} {'AUC':>7}"
+            f"{'group':<36} {'model':<18} {'learners':>8} {'reviews':>8} {'log loss':>9} {'RMSE(bins)':>10} {'AUC':>7}"
         )
         self.stdout.write(header)
         for score in scores(predictions, rows):
             if score.metrics is None:
-                self.stdout.write(f"{score.group:<36} {score.model:<15} {0:>8} {0:>8} {'-':>9} {'-':>10} {'-':>7}")
+                self.stdout.write(f"{score.group:<36} {score.model:<18} {0:>8} {0:>8} {'-':>9} {'-':>10} {'-':>7}")
                 continue
             auc = "-" if score.auc is None else f"{score.auc:.4f}"
             self.stdout.write(
-                f"{score.group:<36} {score.model:<15} {score.learners:>8,} {score.metrics.reviews:>8,} "
+                f"{score.group:<36} {score.model:<18} {score.learners:>8,} {score.metrics.reviews:>8,} "
                 f"{score.metrics.log_loss:>9.4f} {score.metrics.rmse_bins:>10.4f} {auc:>7}"
             )
         self.stdout.write(
