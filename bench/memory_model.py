@@ -105,6 +105,8 @@ class StudyLog:
     # For each long-term review (a day or more after the last): the true probability of recall and the outcome.
     long_term_recall: list[tuple[float, bool]] = field(default_factory=list)
     cards: int = 0
+    # The true probability of recall of each long-term review, by card and time.
+    true_recall: dict[tuple[int, datetime], float] = field(default_factory=dict)
 
 
 def learner_draw(*, learner_id: int, draw: random.Random) -> SimulatedLearner:
@@ -133,18 +135,30 @@ def learner_day(moment: datetime) -> date:
 
 
 def _rating_draw(
-    *, truth: fsrs_rs_python.MemoryState | None, elapsed_days: float, decay: float, draw: random.Random
+    *,
+    truth: fsrs_rs_python.MemoryState | None,
+    elapsed_days: float,
+    decay: float,
+    draw: random.Random,
+    stability_factor: float = 1.0,
 ) -> tuple[Rating, float | None]:
     if truth is None:
         return Rating(draw.choices((1, 2, 3, 4), FIRST_RATING_SHARES)[0]), None
-    probability = recall_probability(stability=truth.stability, elapsed_days=elapsed_days, decay=decay)
+    stability = truth.stability * stability_factor
+    probability = recall_probability(stability=stability, elapsed_days=elapsed_days, decay=decay)
     if draw.random() >= probability:
         return Rating.AGAIN, probability
     return Rating(draw.choices((2, 3, 4), RECALLED_RATING_SHARES)[0]), probability
 
 
-def study_simulate(learner: SimulatedLearner, *, days: int, seed: int) -> StudyLog:
-    """DAYS evenings of study with the service's scheduler; outcomes drawn from the learner's true model."""
+def study_simulate(
+    learner: SimulatedLearner, *, days: int, seed: int, card_factors: Sequence[float] | None = None
+) -> StudyLog:
+    """DAYS evenings of study with the service's scheduler; outcomes drawn from the learner's true model.
+
+    With `card_factors`, the course has that many cards, introduced in order, and card i's true
+    stability is the learner's times card_factors[i]: how much easier (over 1) or harder it is for anyone.
+    """
     draw = random.Random(f"{seed}:{learner.learner_id}")
     config = SchedulerConfig(desired_retention=learner.desired_retention)
     true_model = fsrs_rs_python.FSRS(list(learner.true_parameters))
@@ -160,9 +174,13 @@ def study_simulate(learner: SimulatedLearner, *, days: int, seed: int) -> StudyL
             if elapsed_days or card.last_review is None
             else (at - card.last_review).total_seconds() / 86_400
         )
-        rating, probability = _rating_draw(truth=card.truth, elapsed_days=elapsed, decay=decay, draw=draw)
+        factor = card_factors[card.card_id] if card_factors is not None else 1.0
+        rating, probability = _rating_draw(
+            truth=card.truth, elapsed_days=elapsed, decay=decay, draw=draw, stability_factor=factor
+        )
         if probability is not None and elapsed_days > 0:
             log.long_term_recall.append((probability, rating != Rating.AGAIN))
+            log.true_recall[card.card_id, at] = probability
         following = true_model.next_states(card.truth, learner.desired_retention, elapsed_days if card.truth else 0)
         card.truth = {
             Rating.AGAIN: following.again,
@@ -200,7 +218,7 @@ def study_simulate(learner: SimulatedLearner, *, days: int, seed: int) -> StudyL
                 card = cards[heapq.heappop(learning)[1]]
             elif reviews_due:
                 card = cards[reviews_due.pop()[1]]
-            elif new_left:
+            elif new_left and (card_factors is None or len(cards) < len(card_factors)):
                 new_left -= 1
                 card = CardTrack(card_id=len(cards))
                 cards.append(card)
