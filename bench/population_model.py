@@ -29,7 +29,7 @@ from apps.srs.core.evaluation import (
     RevlogRow,
     revlog_evaluate,
 )
-from apps.srs.core.optimizer import RecallPrediction, predictions_auc, predictions_score
+from apps.srs.core.optimizer import RecallPrediction, predictions_auc, predictions_score, recall_clipped
 from bench.memory_model import FIRST_DAY, learner_day, learner_draw, study_simulate
 
 POPULATION_MODEL = "fsrs6-course-card"
@@ -80,8 +80,7 @@ def _table(
     for group in ("newcomer", "veteran"):
         reference = [p for p in predictions if p.model == MODELS[0] and p.learner.startswith(group)]
         truths = [
-            replace(p.prediction, predicted=min(max(truth[p.learner, p.card, p.reviewed_at], 1e-6), 1 - 1e-6))
-            for p in reference
+            replace(p.prediction, predicted=recall_clipped(truth[p.learner, p.card, p.reviewed_at])) for p in reference
         ]
         scored: list[tuple[str, list[RecallPrediction]]] = [
             (model, [p.prediction for p in predictions if p.model == model and p.learner.startswith(group)])

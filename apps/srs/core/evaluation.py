@@ -13,7 +13,6 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
-from itertools import pairwise
 
 import fsrs_rs_python
 
@@ -21,10 +20,12 @@ from apps.srs.core.optimizer import (
     FitMetrics,
     LoggedReview,
     RecallPrediction,
+    card_fsrs_reviews,
     fsrs_items_from_reviews,
     parameters_fit,
     predictions_auc,
     predictions_score,
+    recall_clipped,
     recall_predictions,
 )
 from apps.srs.core.scheduling import DEFAULT_PARAMETERS
@@ -32,8 +33,6 @@ from apps.srs.core.scheduling import DEFAULT_PARAMETERS
 REQUIRED_COLUMNS = ("learner", "card", "reviewed_at", "rating", "split")
 SPLITS = ("train", "test")
 DAY_START = timedelta(hours=4)
-# Shifted predictions are clipped as the optimizer clips them.
-_EPSILON = 1e-6
 # Learners with fewer training reviews than this are scored apart too: where a population helps most.
 FEW_REVIEWS = 200
 
@@ -132,11 +131,7 @@ def _targets(
     for card in sorted(by_card):
         history = sorted(by_card[card], key=lambda row: (row.reviewed_at, row.rating))
         days = [_day(row.reviewed_at) for row in history]
-        reviews = [fsrs_rs_python.FSRSReview(history[0].rating, 0)]
-        reviews += [
-            fsrs_rs_python.FSRSReview(row.rating, (day - previous).days)
-            for row, (previous, day) in zip(history[1:], pairwise(days), strict=True)
-        ]
+        reviews = card_fsrs_reviews([row.rating for row in history], days)
         for end in range(1, len(history)):
             if history[end].split == split and days[end] > days[end - 1]:
                 targets.append(history[end])
@@ -150,7 +145,7 @@ def _logit(p: float) -> float:
 
 def _shifted(prediction: RecallPrediction, shift: float) -> RecallPrediction:
     predicted = 1 / (1 + math.exp(-(_logit(prediction.predicted) + shift)))
-    return replace(prediction, predicted=min(max(predicted, _EPSILON), 1 - _EPSILON))
+    return replace(prediction, predicted=recall_clipped(predicted))
 
 
 def card_shifts(predicted: Iterable[tuple[str, RecallPrediction]]) -> dict[str, float]:

@@ -80,6 +80,18 @@ def _is_long_term(item: fsrs_rs_python.FSRSItem) -> bool:
     return review_fields(item.reviews[-1])[1] > 0
 
 
+def card_fsrs_reviews(ratings: Sequence[int], days: Sequence[date]) -> list[fsrs_rs_python.FSRSReview]:
+    """A card's reviews in order as fsrs-rs reads them: each rating, with the whole learner days since
+    the review before (0 for the first review, and for one on the same day as the review before)."""
+    gaps = [0] + [(day - previous).days for previous, day in pairwise(days)]
+    return [fsrs_rs_python.FSRSReview(rating, gap) for rating, gap in zip(ratings, gaps, strict=True)]
+
+
+def recall_clipped(probability: float) -> float:
+    """A predicted probability kept away from 0 and 1, so a certain prediction that was wrong costs a finite loss."""
+    return min(max(probability, _PREDICTION_EPSILON), 1 - _PREDICTION_EPSILON)
+
+
 def _dated_items(reviews: Iterable[LoggedReview], *, day_start: Callable[[datetime], date]) -> list[_DatedItem]:
     by_card: dict[int, list[LoggedReview]] = defaultdict(list)
     for review in reviews:
@@ -90,11 +102,7 @@ def _dated_items(reviews: Iterable[LoggedReview], *, day_start: Callable[[dateti
         # The rating breaks a tie of two reviews stamped alike, so the order never depends on the input's.
         history = sorted(by_card[card_id], key=lambda review: (review.reviewed_at, review.rating))
         days = [day_start(review.reviewed_at) for review in history]
-        fsrs_reviews = [fsrs_rs_python.FSRSReview(history[0].rating, 0)]
-        fsrs_reviews += [
-            fsrs_rs_python.FSRSReview(review.rating, (day - previous_day).days)
-            for review, (previous_day, day) in zip(history[1:], pairwise(days), strict=True)
-        ]
+        fsrs_reviews = card_fsrs_reviews([review.rating for review in history], days)
         dated += [
             _DatedItem(fsrs_rs_python.FSRSItem(fsrs_reviews[: end + 1]), days[end], long_term=days[end] > days[end - 1])
             for end in range(1, len(history))
@@ -213,7 +221,7 @@ def recall_predictions(
         rating, elapsed_days = reviews[-1]
         predicted = _recall_probability(parameters, elapsed_days=elapsed_days, stability=state.stability)
         found[index] = RecallPrediction(
-            predicted=min(max(predicted, _PREDICTION_EPSILON), 1 - _PREDICTION_EPSILON),
+            predicted=recall_clipped(predicted),
             recalled=1.0 if rating > _AGAIN else 0.0,
             bin=_bin_of(reviews),
         )
