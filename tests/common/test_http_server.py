@@ -355,6 +355,15 @@ def test_deeply_nested_bodies_are_refused_in_the_error_shape(
     assert_error_shape(exchange(front.port, request), status, code)
 
 
+def test_trace_refused_by_the_proxy_is_a_405_in_the_error_shape_naming_options(front: Front) -> None:
+    answer = exchange(front.port, b"TRACE /api/v1/courses/ HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+    assert_error_shape(answer, 405, "method_not_allowed")
+    assert answer.headers["allow"] == "OPTIONS"
+    # OPTIONS, which it names, reaches the application and says what the resource takes.
+    options = exchange(front.port, b"OPTIONS /api/v1/courses/ HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+    assert "GET" in options.headers["allow"], options
+
+
 def test_one_address_holding_its_share_of_connections_cannot_take_the_rest(front: Front) -> None:
     """Requests from one address beyond its share are refused at once; another address is served."""
     held = []
