@@ -32,7 +32,7 @@ from apps.srs.core.evaluation import (
 from apps.srs.core.optimizer import RecallPrediction, predictions_auc, predictions_score, recall_clipped
 from bench.memory_model import FIRST_DAY, learner_day, learner_draw, study_simulate
 
-POPULATION_MODEL = "fsrs6-course-card"
+POPULATION_MODEL = "fsrs6-population"
 
 
 def course_simulate(

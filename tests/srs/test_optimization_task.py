@@ -218,7 +218,7 @@ def test_a_fit_that_predicts_the_later_reviews_worse_is_kept_with_its_figures_bu
 
     assert fit is not None
     assert (fit.status, fit.adopted) == (JobStatus.DONE, False)
-    assert "did not predict the later reviews better" in fit.reason
+    assert "did not predict the later reviews with a lower log loss" in fit.reason
     assert fit.parameters is not None and len(fit.parameters) == 21
     log_loss, _, previous_log_loss, _ = figures(fit)
     assert log_loss > previous_log_loss

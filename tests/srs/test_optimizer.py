@@ -128,3 +128,14 @@ def test_rmse_bins_is_zero_when_each_bin_predicts_its_recall_rate_and_same_day_r
     assert metrics.reviews == 1
     # One review, recalled: the bin's gap is 1 - p, and the log loss is -log p.
     assert metrics.rmse_bins == pytest.approx(1 - math.exp(-metrics.log_loss))
+
+
+def test_a_lower_log_loss_is_adopted_unless_rmse_bins_worsens_past_the_tolerance():
+    from apps.srs.core.optimizer import RMSE_BINS_TOLERANCE, FitMetrics, adoption_refusal
+
+    current = FitMetrics(log_loss=0.35, rmse_bins=0.040)
+    assert adoption_refusal(FitMetrics(log_loss=0.34, rmse_bins=0.045), current) == ""
+    assert adoption_refusal(FitMetrics(log_loss=0.34, rmse_bins=0.030), current) == ""
+    assert "lower log loss" in adoption_refusal(FitMetrics(log_loss=0.35, rmse_bins=0.030), current)
+    worse = FitMetrics(log_loss=0.30, rmse_bins=0.040 + RMSE_BINS_TOLERANCE + 0.001)
+    assert "worsened RMSE(bins)" in adoption_refusal(worse, current)

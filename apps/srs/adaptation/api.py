@@ -13,6 +13,7 @@ from apps.common.schema import error_statuses
 from apps.common.throttling import ScopedLearnerRateThrottle
 from apps.srs.adaptation.optimization import MIN_REVIEWS_TO_FIT, parameter_fit_request
 from apps.srs.adaptation.serializers import ParameterFitOutput
+from apps.srs.core.optimizer import RMSE_BINS_TOLERANCE
 
 
 class ParameterFitCreateView(APIView):
@@ -25,8 +26,9 @@ class ParameterFitCreateView(APIView):
         responses={202: ParameterFitOutput},
         description=(
             "A worker fits FSRS-6 weights to your reviews, scores them and the weights in use on your latest "
-            "reviews (held out of the fit), and adopts them only when they score better on both log loss and "
-            "RMSE(bins), unless parameters_pinned. The fit and its figures show in GET /srs/settings/ "
+            "reviews (held out of the fit), and adopts them when their log loss is lower and their RMSE(bins) "
+            f"no more than {RMSE_BINS_TOLERANCE} higher, unless parameters_pinned. The fit and its figures show in "
+            "GET /srs/settings/ "
             f"(parameter_fits). 409 fit_in_progress when a fit is queued or running; 409 not_enough_reviews "
             f"under {MIN_REVIEWS_TO_FIT} reviews; 429 past the rate THROTTLE_RATE_OPTIMIZE_LEARNER."
         ),

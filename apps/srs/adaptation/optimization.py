@@ -24,6 +24,7 @@ from apps.common.jobs import JobStatus, job_finish, job_publish_after_commit, jo
 from apps.srs.core.optimizer import (
     FitMetrics,
     LoggedReview,
+    adoption_refusal,
     items_split_by_time,
     long_term_item_count,
     parameters_evaluate,
@@ -252,10 +253,8 @@ def _refusal(fit: ParameterFit, outcome: _Fitted, settings: SchedulingSettings) 
     new, old = outcome.fitted_metrics, outcome.current_metrics
     if new is None or old is None:
         return "The fit has no figures to compare."
-    # Both must improve: a lower log loss bought with a worse calibration (or the reverse) is not clearly better.
-    if new.log_loss < old.log_loss and new.rmse_bins < old.rmse_bins:
-        return ""
-    return "The fitted weights did not predict the later reviews better on both log loss and RMSE(bins)."
+    refusal = adoption_refusal(new, old)
+    return f"The fitted weights {refusal}." if refusal else ""
 
 
 def _finish(fit: ParameterFit, outcome: _Fitted, *, now: datetime) -> ParameterFit:
@@ -280,7 +279,7 @@ def _finish(fit: ParameterFit, outcome: _Fitted, *, now: datetime) -> ParameterF
             row, _ = SchedulingSettings.objects.get_or_create(learner_id=learner_id)
         SchedulingSettings.objects.filter(pk=row.pk).update(optimized_at=now, reviews_at_last_fit=outcome.recorded)
         fit.adopted = not reason
-        fit.reason = reason or "Adopted: the fitted weights predicted the later reviews better on both figures."
+        fit.reason = reason or "Adopted: the fitted weights predicted the later reviews with a lower log loss."
         fit.parameters = list(outcome.fitted) if outcome.fitted is not None else None
         fit.fitted_on_reviews = outcome.fitted_on
         fit.previous_parameters = list(outcome.current)

@@ -8,7 +8,6 @@ every review of that card before it (train and test alike), as a scheduler would
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -17,6 +16,7 @@ from datetime import UTC, date, datetime, timedelta
 import fsrs_rs_python
 
 from apps.srs.core.optimizer import (
+    DECAY_WEIGHT,
     FitMetrics,
     LoggedReview,
     RecallPrediction,
@@ -28,6 +28,7 @@ from apps.srs.core.optimizer import (
     recall_clipped,
     recall_predictions,
 )
+from apps.srs.core.population import Observation, population_fit, recall_with_factor
 from apps.srs.core.scheduling import DEFAULT_PARAMETERS
 
 REQUIRED_COLUMNS = ("learner", "card", "reviewed_at", "rating", "split")
@@ -108,13 +109,9 @@ def _fitted(train: Sequence[LoggedReview]) -> tuple[float, ...]:
 
 
 # The models scored, in the order printed: FSRS-6's defaults; each learner's own fit; one fit on every
-# learner's training reviews pooled (the course's weights); the course's weights with each card's
-# difficulty for the population learned as a shift of its predictions (CARD_PRIOR_SD).
-MODELS = ("fsrs6-default", "fsrs6-learner", "fsrs6-course", "fsrs6-course-card")
-# How far, in log-odds, a card's recall may sit from what the course's weights predict before its own
-# reviews say so: the prior's standard deviation, which shrinks the shift of a card few learners saw.
-CARD_PRIOR_SD = 0.5
-_NEWTON_STEPS = 25
+# learner's training reviews pooled (the course's weights); the course's weights with each card's and
+# each learner's stability factor learned from the course (apps.srs.core.population).
+MODELS = ("fsrs6-default", "fsrs6-learner", "fsrs6-course", "fsrs6-population")
 _CARDS_PER_LEARNER = 10_000_000
 
 
@@ -139,46 +136,12 @@ def _targets(
     return targets, items
 
 
-def _logit(p: float) -> float:
-    return math.log(p / (1 - p))
-
-
-def _shifted(prediction: RecallPrediction, shift: float) -> RecallPrediction:
-    predicted = 1 / (1 + math.exp(-(_logit(prediction.predicted) + shift)))
-    return replace(prediction, predicted=recall_clipped(predicted))
-
-
-def card_shifts(predicted: Iterable[tuple[str, RecallPrediction]]) -> dict[str, float]:
-    """Per card, the shift in log-odds that best fits its reviews' outcomes, with a normal prior at 0.
-
-    Maximizes each card's log-likelihood less shift² / (2 CARD_PRIOR_SD²), by Newton's method (the
-    objective is concave in the shift): a card a few learners saw moves little from the course.
-    """
-    by_card: dict[str, list[RecallPrediction]] = defaultdict(list)
-    for card, prediction in predicted:
-        by_card[card].append(prediction)
-    precision = 1 / CARD_PRIOR_SD**2
-    shifts = {}
-    for card, predictions in by_card.items():
-        logits = [_logit(prediction.predicted) for prediction in predictions]
-        shift = 0.0
-        for _ in range(_NEWTON_STEPS):
-            probabilities = [1 / (1 + math.exp(-(logit + shift))) for logit in logits]
-            gradient = sum(p.recalled - q for p, q in zip(predictions, probabilities, strict=True)) - precision * shift
-            curvature = sum(q * (1 - q) for q in probabilities) + precision
-            step = gradient / curvature
-            shift += step
-            if abs(step) < 1e-9:
-                break
-        shifts[card] = shift
-    return shifts
-
-
 def revlog_evaluate(rows: Sequence[RevlogRow]) -> list[ModelPrediction]:
     """Every model's prediction of every test review it can predict, learner by learner.
 
     The population models learn from every learner's train rows: the course's weights from their
-    pooled histories, each card's shift from its train reviews as the course's weights predict them.
+    pooled histories, each card's and learner's stability factor from their train reviews as the
+    course's weights predict them.
     """
     by_learner: dict[str, list[RevlogRow]] = defaultdict(list)
     for row in rows:
@@ -198,15 +161,18 @@ def revlog_evaluate(rows: Sequence[RevlogRow]) -> list[ModelPrediction]:
         for review in train_by_learner[learner]
     ]
     course = _fitted(pooled)
-    trained: list[tuple[str, RecallPrediction]] = []
-    for learner_rows in by_learner.values():
+    observations: list[Observation] = []
+    for learner, learner_rows in by_learner.items():
         targets, items = _targets([row for row in learner_rows if row.split == "train"], split="train")
-        trained += [
-            (target.card, prediction)
+        observations += [
+            Observation(
+                learner=learner, card=target.card, predicted=prediction.predicted, recalled=bool(prediction.recalled)
+            )
             for target, prediction in zip(targets, recall_predictions(course, items), strict=True)
             if prediction is not None
         ]
-    shifts = card_shifts(trained)
+    decay = course[DECAY_WEIGHT]
+    factors = population_fit(observations, decay=decay)
     found: list[ModelPrediction] = []
     for learner in sorted(by_learner):
         targets, items = _targets(by_learner[learner])
@@ -218,8 +184,17 @@ def revlog_evaluate(rows: Sequence[RevlogRow]) -> list[ModelPrediction]:
             "fsrs6-learner": recall_predictions(own, items),
             "fsrs6-course": recall_predictions(course, items),
         }
-        by_model["fsrs6-course-card"] = [
-            None if prediction is None else _shifted(prediction, shifts.get(target.card, 0.0))
+        by_model["fsrs6-population"] = [
+            None
+            if prediction is None
+            else replace(
+                prediction,
+                predicted=recall_clipped(
+                    recall_with_factor(
+                        prediction.predicted, decay=decay, log_factor=factors.factor(learner=learner, card=target.card)
+                    )
+                ),
+            )
             for target, prediction in zip(targets, by_model["fsrs6-course"], strict=True)
         ]
         for model in MODELS:

@@ -19,6 +19,8 @@ from itertools import pairwise
 import fsrs_rs_python
 
 PARAMETER_COUNT = 21
+# The last weight is the forgetting curve's decay.
+DECAY_WEIGHT = 20
 # FSRS-6's forgetting curve is fitted at this retention: R(t = S) = 0.9 whatever the decay.
 _RETENTION_AT_STABILITY = 0.9
 # Predictions are clipped before the logarithm, so a certain prediction that was wrong costs a finite loss.
@@ -173,7 +175,7 @@ def parameters_fit(
 
 
 def _recall_probability(parameters: Sequence[float], *, elapsed_days: int, stability: float) -> float:
-    decay = -parameters[20]
+    decay = -parameters[DECAY_WEIGHT]
     factor = _RETENTION_AT_STABILITY ** (1 / decay) - 1
     return float((1 + factor * elapsed_days / stability) ** decay)
 
@@ -269,6 +271,22 @@ def predictions_auc(predictions: Sequence[RecallPrediction]) -> float | None:
         rank_sum += mean_rank * sum(prediction.recalled for prediction in ordered[start : end + 1])
         start = end + 1
     return (rank_sum - recalled * (recalled + 1) / 2) / (recalled * forgotten)
+
+
+# Held-out RMSE(bins) may rise by this much (absolute) and a lower log loss still be adopted: log loss is
+# the figure the fit minimises and the one that decides, as in Anki; RMSE(bins) over a few hundred held-out
+# reviews moves by about this much between two fits of the same learner, so it vetoes only a clearly
+# worse calibration.
+RMSE_BINS_TOLERANCE = 0.01
+
+
+def adoption_refusal(candidate: FitMetrics, current: FitMetrics) -> str:
+    """Why the candidate should not replace what is in use, from their held-out figures; empty when it should."""
+    if candidate.log_loss >= current.log_loss:
+        return "did not predict the later reviews with a lower log loss"
+    if candidate.rmse_bins > current.rmse_bins + RMSE_BINS_TOLERANCE:
+        return f"lowered the log loss but worsened RMSE(bins) by more than {RMSE_BINS_TOLERANCE}"
+    return ""
 
 
 def parameters_evaluate(parameters: Sequence[float], items: Sequence[fsrs_rs_python.FSRSItem]) -> FitMetrics:

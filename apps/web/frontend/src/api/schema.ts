@@ -1054,7 +1054,7 @@ export interface paths {
         put?: never;
         /**
          * Fit FSRS weights to your reviews now
-         * @description A worker fits FSRS-6 weights to your reviews, scores them and the weights in use on your latest reviews (held out of the fit), and adopts them only when they score better on both log loss and RMSE(bins), unless parameters_pinned. The fit and its figures show in GET /srs/settings/ (parameter_fits). 409 fit_in_progress when a fit is queued or running; 409 not_enough_reviews under 400 reviews; 429 past the rate THROTTLE_RATE_OPTIMIZE_LEARNER.
+         * @description A worker fits FSRS-6 weights to your reviews, scores them and the weights in use on your latest reviews (held out of the fit), and adopts them when their log loss is lower and their RMSE(bins) no more than 0.01 higher, unless parameters_pinned. The fit and its figures show in GET /srs/settings/ (parameter_fits). 409 fit_in_progress when a fit is queued or running; 409 not_enough_reviews under 400 reviews; 429 past the rate THROTTLE_RATE_OPTIMIZE_LEARNER.
          */
         post: operations["srs_optimize_create"];
         delete?: never;
