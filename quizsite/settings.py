@@ -534,6 +534,13 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": crontab(hour=3, minute=30),
         "options": {"queue": "default", "expire_seconds": 6 * 3600},
     },
+    # Nightly, before the fits: each course due a training of its population model (every learner's
+    # reviews of its cards; apps.srs.adaptation.course_models says when) gets one.
+    "course-models-dispatch": {
+        "task": "apps.srs.tasks.course_models_dispatch",
+        "schedule": crontab(hour=2, minute=45),
+        "options": {"queue": "default", "expire_seconds": 6 * 3600},
+    },
     # Rows of windows and lockouts that are over count nothing; hourly is often enough that guesses at
     # many made-up emails cannot grow the table past about an hour's worth. Expired device tokens go too.
     "login-lockouts-expire": {

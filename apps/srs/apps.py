@@ -10,7 +10,7 @@ class SrsConfig(AppConfig):
 
     def ready(self) -> None:
         from apps.common.jobs import job_kind_register
-        from apps.srs.jobs import PARAMETER_FITS, RESCHEDULES, RETENTION_ADVICE
+        from apps.srs.jobs import COURSE_MODELS, PARAMETER_FITS, RESCHEDULES, RETENTION_ADVICE
 
-        for kind in (RESCHEDULES, PARAMETER_FITS, RETENTION_ADVICE):
+        for kind in (RESCHEDULES, PARAMETER_FITS, RETENTION_ADVICE, COURSE_MODELS):
             job_kind_register(kind)

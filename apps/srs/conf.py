@@ -6,6 +6,7 @@ from __future__ import annotations
 RESCHEDULE_TASK = "apps.srs.tasks.reschedule"
 PARAMETER_FIT_TASK = "apps.srs.tasks.parameter_fit"
 RETENTION_ADVICE_TASK = "apps.srs.tasks.retention_advice"
+COURSE_MODEL_TASK = "apps.srs.tasks.course_model_train"
 
 # The broker gets one short try; work it did not take stays queued in its row, and each kind's resume job
 # (or the nightly dispatch, for fits) hands it over again.

@@ -5,8 +5,14 @@ from __future__ import annotations
 from datetime import timedelta
 
 from apps.common.jobs import JobKind
-from apps.srs.conf import PARAMETER_FIT_TASK, PUBLISH_TIMEOUT_SECONDS, RESCHEDULE_TASK, RETENTION_ADVICE_TASK
-from apps.srs.models import ParameterFit, Reschedule, StoredRetentionAdvice
+from apps.srs.conf import (
+    COURSE_MODEL_TASK,
+    PARAMETER_FIT_TASK,
+    PUBLISH_TIMEOUT_SECONDS,
+    RESCHEDULE_TASK,
+    RETENTION_ADVICE_TASK,
+)
+from apps.srs.models import CourseMemoryModel, ParameterFit, Reschedule, StoredRetentionAdvice
 
 # A running reschedule saves progress after every batch (well under a second each); one silent this long
 # lost its worker. A queued one the broker did not take is handed over again after a couple of minutes,
@@ -35,4 +41,14 @@ RETENTION_ADVICE = JobKind(
     what="retention advice computations",
     stalled_after=timedelta(minutes=10),
     publish_timeout_seconds=PUBLISH_TIMEOUT_SECONDS,
+)
+# A course's training takes a worker seconds to a few minutes (every review of the course, read once) and
+# saves nothing until it ends: half an hour of silence means its worker stopped. It is tried twice.
+COURSE_MODELS = JobKind(
+    model=CourseMemoryModel,
+    task_name=COURSE_MODEL_TASK,
+    what="course memory model trainings",
+    stalled_after=timedelta(minutes=30),
+    publish_timeout_seconds=PUBLISH_TIMEOUT_SECONDS,
+    max_attempts=2,
 )

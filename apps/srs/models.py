@@ -6,10 +6,10 @@ import uuid
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import OuterRef, Q, Subquery
 
 from apps.common.jobs import BackgroundJob, JobStatus
-from apps.content.models import Card, Deck
+from apps.content.models import Card, Course, Deck
 from apps.srs.core.scheduling import (
     DEFAULT_LEARNING_STEPS_SECONDS,
     DEFAULT_MAXIMUM_INTERVAL_DAYS,
@@ -278,6 +278,95 @@ class ParameterFit(BackgroundJob):
 
     def __str__(self) -> str:
         return f"Parameter fit {self.pk} of {self.learner_id}: {self.status}"
+
+
+class CourseMemoryModelQuerySet(models.QuerySet["CourseMemoryModel"]):
+    def in_use(self) -> CourseMemoryModelQuerySet:
+        """Each course's latest adopted model: the one its cards are scheduled with."""
+        latest = (
+            CourseMemoryModel.objects.filter(course_id=OuterRef("course_id"), status=JobStatus.DONE, adopted=True)
+            .order_by("-finished_at", "-pk")
+            .values("pk")[:1]
+        )
+        return self.filter(pk=Subquery(latest))
+
+
+class CourseMemoryModel(BackgroundJob):
+    """One training of a course's population model on every learner's reviews, kept whether adopted or not.
+
+    It keeps what it learned per course (the weights) and per card (each card's stability factor), and
+    the held-out figures that decided its adoption; never a learner's reviews.
+    """
+
+    objects = CourseMemoryModelQuerySet.as_manager()
+
+    course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="memory_models")
+    parameters = models.JSONField(null=True, blank=True, help_text="The course's 21 FSRS-6 weights.")
+    card_factors = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="Card id to the natural log of how much longer (positive) or shorter each card is remembered "
+        "than the weights say.",
+    )
+    card_spread = models.FloatField(null=True, blank=True, help_text="The learned spread of the card factors.")
+    learner_spread = models.FloatField(null=True, blank=True, help_text="The learned spread of the learner factors.")
+    learners = models.IntegerField(default=0, help_text="Learners whose reviews it was trained on.")
+    recorded_reviews = models.IntegerField(default=0, help_text="The course's standing reviews when it ran.")
+    trained_on_reviews = models.IntegerField(default=0, help_text="Long-term reviews the factors were fitted on.")
+    evaluated_on_reviews = models.IntegerField(default=0, help_text="Later reviews both models were scored on.")
+    log_loss = models.FloatField(null=True, blank=True, help_text="Log loss of this model on the later reviews.")
+    rmse_bins = models.FloatField(null=True, blank=True, help_text="RMSE(bins) of this model on them.")
+    previous_log_loss = models.FloatField(
+        null=True, blank=True, help_text="Log loss of each learner's weights in use on the same reviews."
+    )
+    previous_rmse_bins = models.FloatField(null=True, blank=True, help_text="RMSE(bins) of those weights.")
+    adopted = models.BooleanField(default=False)
+    reason = models.TextField(blank=True, help_text="Why it was adopted or not, or why the training failed.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["course"],
+                condition=Q(status__in=[JobStatus.QUEUED, JobStatus.RUNNING]),
+                name="course_memory_model_one_in_flight",
+            ),
+            models.CheckConstraint(
+                condition=Q(adopted=False) | (Q(status=JobStatus.DONE) & Q(card_factors__isnull=False)),
+                name="course_memory_model_adopted_done",
+            ),
+        ]
+        indexes = [models.Index(fields=["course", "status", "adopted"], name="course_memory_model_in_use")]
+
+    def __str__(self) -> str:
+        return f"Memory model {self.pk} of course {self.course_id}: {self.status}"
+
+
+class LearnerMemoryModel(models.Model):
+    """Which model one learner's cards of a course are scheduled with, as one training decided it.
+
+    A learner with enough later reviews gets the model that predicted them better; one without follows
+    the course's decision. A learner with no row (they began after the training) follows the course's
+    model in use with no factor of their own.
+    """
+
+    memory_model = models.ForeignKey(CourseMemoryModel, on_delete=models.CASCADE, related_name="learner_models")
+    learner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memory_models")
+    uses_course_model = models.BooleanField()
+    log_factor = models.FloatField(
+        default=0.0, help_text="Natural log of how much longer than the course this learner remembers its cards."
+    )
+    evaluated_on_reviews = models.IntegerField(default=0)
+    log_loss = models.FloatField(null=True, blank=True, help_text="The course model's log loss on their later reviews.")
+    previous_log_loss = models.FloatField(null=True, blank=True, help_text="Their weights' log loss on them.")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["memory_model", "learner"], name="learner_memory_model_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"Learner {self.learner_id} under memory model {self.memory_model_id}"
 
 
 class DeckPass(models.Model):

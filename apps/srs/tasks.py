@@ -6,8 +6,9 @@ from celery import shared_task
 from django.utils import timezone
 
 from apps.common.publish import tasks_publish
-from apps.srs.adaptation import optimization, rescheduling, retention_advising
+from apps.srs.adaptation import course_models, optimization, rescheduling, retention_advising
 from apps.srs.conf import (
+    COURSE_MODEL_TASK,
     PARAMETER_FIT_TASK,
     PUBLISH_TIMEOUT_SECONDS,
     RESCHEDULE_TASK,
@@ -41,3 +42,15 @@ def _parameter_fit_publish(learner_id: int) -> None:
 def retention_advice(advice_id: int) -> str | None:
     row = retention_advising.retention_advice_run(advice_id=advice_id, now=timezone.now())
     return row.status if row is not None else None
+
+
+@shared_task(name=COURSE_MODEL_TASK, acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+def course_model_train(course_model_id: int) -> str | None:
+    row = course_models.course_model_run(course_model_id=course_model_id, now=timezone.now())
+    return row.status if row is not None else None
+
+
+@shared_task(ignore_result=True)
+def course_models_dispatch() -> int:
+    """Queue a training for each course due one; returns how many were queued."""
+    return course_models.course_models_dispatch(now=timezone.now())

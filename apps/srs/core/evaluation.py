@@ -9,9 +9,10 @@ every review of that card before it (train and test alike), as a scheduler would
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
+from functools import partial
 
 import fsrs_rs_python
 
@@ -28,7 +29,7 @@ from apps.srs.core.optimizer import (
     recall_clipped,
     recall_predictions,
 )
-from apps.srs.core.population import Observation, population_fit, recall_with_factor
+from apps.srs.core.population import Observation, PopulationFactors, population_fit, recall_with_factor
 from apps.srs.core.scheduling import DEFAULT_PARAMETERS
 
 REQUIRED_COLUMNS = ("learner", "card", "reviewed_at", "rating", "split")
@@ -51,8 +52,13 @@ class RevlogRow:
     split: str
 
 
-def _day(moment: datetime) -> date:
+def research_day(learner: str, moment: datetime) -> date:
+    """A review's day as srs-benchmark reads logs: UTC, starting at 04:00, whoever the learner."""
     return (moment - DAY_START).date()
+
+
+# Maps a learner and a time to that learner's day: `research_day` for a log, their own days in the service.
+DayOf = Callable[[str, datetime], date]
 
 
 def revlog_rows(records: Iterable[Mapping[str, str | None]], *, columns: Sequence[str]) -> list[RevlogRow]:
@@ -100,10 +106,10 @@ class ModelPrediction:
 
 
 # Each model: its name, and how it gets a learner's weights from their training reviews.
-def _fitted(train: Sequence[LoggedReview]) -> tuple[float, ...]:
-    """The learner's own FSRS-6 fit (fsrs-rs), or the defaults where there is nothing to fit on."""
+def _fitted_items(items: Sequence[fsrs_rs_python.FSRSItem]) -> tuple[float, ...]:
+    """An FSRS-6 fit (fsrs-rs) of these items, or the defaults where there is nothing to fit on."""
     try:
-        return parameters_fit(fsrs_items_from_reviews(train, day_start=_day))
+        return parameters_fit(items)
     except ValueError:
         return DEFAULT_PARAMETERS
 
@@ -112,11 +118,10 @@ def _fitted(train: Sequence[LoggedReview]) -> tuple[float, ...]:
 # learner's training reviews pooled (the course's weights); the course's weights with each card's and
 # each learner's stability factor learned from the course (apps.srs.core.population).
 MODELS = ("fsrs6-default", "fsrs6-learner", "fsrs6-course", "fsrs6-population")
-_CARDS_PER_LEARNER = 10_000_000
 
 
 def _targets(
-    rows: Sequence[RevlogRow], *, split: str = "test"
+    rows: Sequence[RevlogRow], *, split: str = "test", day_of: DayOf = research_day
 ) -> tuple[list[RevlogRow], list[fsrs_rs_python.FSRSItem]]:
     """Each review of `split` whose card was reviewed on an earlier day, with the card's history up to it
     (for test reviews, every row before it; for train reviews, `rows` should hold the train rows only)."""
@@ -127,7 +132,7 @@ def _targets(
     items: list[fsrs_rs_python.FSRSItem] = []
     for card in sorted(by_card):
         history = sorted(by_card[card], key=lambda row: (row.reviewed_at, row.rating))
-        days = [_day(row.reviewed_at) for row in history]
+        days = [day_of(row.learner, row.reviewed_at) for row in history]
         reviews = card_fsrs_reviews([row.rating for row in history], days)
         for end in range(1, len(history)):
             if history[end].split == split and days[end] > days[end - 1]:
@@ -136,34 +141,73 @@ def _targets(
     return targets, items
 
 
-def revlog_evaluate(rows: Sequence[RevlogRow]) -> list[ModelPrediction]:
-    """Every model's prediction of every test review it can predict, learner by learner.
+@dataclass(frozen=True, slots=True)
+class PopulationModel:
+    """What a course's train rows teach: its weights (one fit on every learner's histories) and the factors."""
 
-    The population models learn from every learner's train rows: the course's weights from their
-    pooled histories, each card's and learner's stability factor from their train reviews as the
-    course's weights predict them.
-    """
-    by_learner: dict[str, list[RevlogRow]] = defaultdict(list)
-    for row in rows:
-        by_learner[row.learner].append(row)
-    train_by_learner: dict[str, list[LoggedReview]] = {}
-    for learner, learner_rows in by_learner.items():
+    parameters: tuple[float, ...]
+    factors: PopulationFactors
+    # Long-term train reviews the factors were fitted on.
+    observations: int
+
+    def predictions(
+        self, learner: str, targets: Sequence[RevlogRow], items: Sequence[fsrs_rs_python.FSRSItem]
+    ) -> list[RecallPrediction | None]:
+        """The model's predictions of the items (the learner's reviews of `targets`' cards), None for same-day ones."""
+        decay = self.parameters[DECAY_WEIGHT]
+        return [
+            None
+            if prediction is None
+            else replace(
+                prediction,
+                predicted=recall_clipped(
+                    recall_with_factor(
+                        prediction.predicted,
+                        decay=decay,
+                        log_factor=self.factors.factor(learner=learner, card=target.card),
+                    )
+                ),
+            )
+            for target, prediction in zip(targets, recall_predictions(self.parameters, items), strict=True)
+        ]
+
+
+def _train_reviews(rows_by_learner: Mapping[str, Sequence[RevlogRow]]) -> dict[str, list[LoggedReview]]:
+    """Each learner's train rows as the optimizer reads reviews (cards numbered per learner)."""
+    found: dict[str, list[LoggedReview]] = {}
+    for learner, learner_rows in rows_by_learner.items():
         cards = {card: index for index, card in enumerate(sorted({row.card for row in learner_rows}))}
-        train_by_learner[learner] = [
+        found[learner] = [
             LoggedReview(card_id=cards[row.card], reviewed_at=row.reviewed_at, rating=row.rating)
             for row in learner_rows
             if row.split == "train"
         ]
-    # Each learner's card numbers are their own: pooled, they are kept apart.
-    pooled = [
-        replace(review, card_id=review.card_id + position * _CARDS_PER_LEARNER)
-        for position, learner in enumerate(sorted(train_by_learner))
-        for review in train_by_learner[learner]
-    ]
-    course = _fitted(pooled)
+    return found
+
+
+def _by_learner(rows: Iterable[RevlogRow]) -> dict[str, list[RevlogRow]]:
+    found: dict[str, list[RevlogRow]] = defaultdict(list)
+    for row in rows:
+        found[row.learner].append(row)
+    return found
+
+
+def population_model_train(rows: Sequence[RevlogRow], *, day_of: DayOf = research_day) -> PopulationModel:
+    """The course's weights from every learner's pooled train rows, then each card's and learner's factor
+    from their train reviews as those weights predict them. Test rows are not read."""
+    by_learner = _by_learner(row for row in rows if row.split == "train")
+    train = _train_reviews(by_learner)
+    # Each learner's items are built with their own days; the fit pools them.
+    course = _fitted_items(
+        [
+            item
+            for learner in sorted(train)
+            for item in fsrs_items_from_reviews(train[learner], day_start=partial(day_of, learner))
+        ]
+    )
     observations: list[Observation] = []
     for learner, learner_rows in by_learner.items():
-        targets, items = _targets([row for row in learner_rows if row.split == "train"], split="train")
+        targets, items = _targets(learner_rows, split="train", day_of=day_of)
         observations += [
             Observation(
                 learner=learner, card=target.card, predicted=prediction.predicted, recalled=bool(prediction.recalled)
@@ -171,32 +215,64 @@ def revlog_evaluate(rows: Sequence[RevlogRow]) -> list[ModelPrediction]:
             for target, prediction in zip(targets, recall_predictions(course, items), strict=True)
             if prediction is not None
         ]
-    decay = course[DECAY_WEIGHT]
-    factors = population_fit(observations, decay=decay)
+    factors = population_fit(observations, decay=course[DECAY_WEIGHT])
+    return PopulationModel(parameters=course, factors=factors, observations=len(observations))
+
+
+@dataclass(frozen=True, slots=True)
+class HeldOut:
+    """One learner's test reviews as three models predicted them, in the same order."""
+
+    model: list[RecallPrediction]
+    weights: list[RecallPrediction]
+    # Empty where there is no previous model.
+    previous: list[RecallPrediction]
+
+
+def held_out_predictions(
+    rows: Sequence[RevlogRow],
+    *,
+    model: PopulationModel,
+    weights_of: Callable[[str], Sequence[float]],
+    previous: PopulationModel | None,
+    day_of: DayOf = research_day,
+) -> dict[str, HeldOut]:
+    """Each learner's test reviews predicted by `model`, by their own weights, and by a `previous` model."""
+    found = {}
+    for learner, learner_rows in sorted(_by_learner(rows).items()):
+        targets, items = _targets(learner_rows, day_of=day_of)
+        if not targets:
+            continue
+        found[learner] = HeldOut(
+            model=[p for p in model.predictions(learner, targets, items) if p is not None],
+            weights=[p for p in recall_predictions(weights_of(learner), items) if p is not None],
+            previous=[]
+            if previous is None
+            else [p for p in previous.predictions(learner, targets, items) if p is not None],
+        )
+    return found
+
+
+def revlog_evaluate(rows: Sequence[RevlogRow]) -> list[ModelPrediction]:
+    """Every model's prediction of every test review it can predict, learner by learner.
+
+    The population models learn from every learner's train rows (`population_model_train`).
+    """
+    by_learner = _by_learner(rows)
+    train = _train_reviews(by_learner)
+    population = population_model_train(rows)
     found: list[ModelPrediction] = []
     for learner in sorted(by_learner):
         targets, items = _targets(by_learner[learner])
         if not targets:
             continue
-        own = _fitted(train_by_learner[learner])
+        own = _fitted_items(fsrs_items_from_reviews(train[learner], day_start=partial(research_day, learner)))
         by_model = {
             "fsrs6-default": recall_predictions(DEFAULT_PARAMETERS, items),
             "fsrs6-learner": recall_predictions(own, items),
-            "fsrs6-course": recall_predictions(course, items),
+            "fsrs6-course": recall_predictions(population.parameters, items),
+            "fsrs6-population": population.predictions(learner, targets, items),
         }
-        by_model["fsrs6-population"] = [
-            None
-            if prediction is None
-            else replace(
-                prediction,
-                predicted=recall_clipped(
-                    recall_with_factor(
-                        prediction.predicted, decay=decay, log_factor=factors.factor(learner=learner, card=target.card)
-                    )
-                ),
-            )
-            for target, prediction in zip(targets, by_model["fsrs6-course"], strict=True)
-        ]
         for model in MODELS:
             found += [
                 ModelPrediction(learner, target.card, target.reviewed_at, model, prediction)
@@ -256,10 +332,12 @@ class ExportedReview:
     duration_ms: int | None
 
 
-def revlog_split(reviews: Sequence[ExportedReview], *, test_fraction: float) -> list[tuple[ExportedReview, str]]:
+def revlog_split(
+    reviews: Sequence[ExportedReview], *, test_fraction: float, day_of: DayOf = research_day
+) -> list[tuple[ExportedReview, str]]:
     """Each review with its split: per learner, about the last `test_fraction` of their reviews are `test`.
 
-    The split falls on a day boundary (04:00 UTC), so no training review shares a day with a test one
+    The split falls on a day boundary (`day_of`: 04:00 UTC in a log), so no training review shares a day with a test one
     and everything trained on comes before what is predicted.
     """
     if not 0 < test_fraction < 1:
@@ -270,7 +348,7 @@ def revlog_split(reviews: Sequence[ExportedReview], *, test_fraction: float) -> 
     found: list[tuple[ExportedReview, str]] = []
     for learner in sorted(by_learner):
         history = sorted(by_learner[learner], key=lambda review: (review.reviewed_at, review.card))
-        days = [_day(review.reviewed_at) for review in history]
+        days = [day_of(learner, review.reviewed_at) for review in history]
         first_test_day = days[len(days) - max(1, round(len(days) * test_fraction))]
         if first_test_day == days[0]:
             # One day only: nothing can be trained on before it.

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 # Where the spreads start, in natural log of stability: a card remembered e (2.7) times as long or as
@@ -42,8 +42,8 @@ _PROBABILITY_FLOOR = 1e-6
 class Observation:
     """One long-term review, as the course's weights predicted it."""
 
-    learner: Hashable
-    card: Hashable
+    learner: str
+    card: str
     # The course's weights' probability of recall, from the card's reviews before this one.
     predicted: float
     recalled: bool
@@ -53,12 +53,12 @@ class Observation:
 class PopulationFactors:
     """Each card's and each learner's factor (natural log of the stability multiplier), and their spreads."""
 
-    cards: Mapping[Hashable, float]
-    learners: Mapping[Hashable, float]
+    cards: Mapping[str, float]
+    learners: Mapping[str, float]
     card_spread: float
     learner_spread: float
 
-    def factor(self, *, learner: Hashable, card: Hashable) -> float:
+    def factor(self, *, learner: str, card: str) -> float:
         """The log factor for this learner's review of this card: 0 for a card or learner never seen."""
         return self.cards.get(card, 0.0) + self.learners.get(learner, 0.0)
 
@@ -77,15 +77,15 @@ def recall_with_factor(predicted: float, *, decay: float, log_factor: float) -> 
 
 
 def _scored(
-    groups: Mapping[Hashable, list[tuple[float, float, bool]]], *, decay: float, spread: float
-) -> tuple[dict[Hashable, float], float]:
+    groups: Mapping[str, list[tuple[float, float, bool]]], *, decay: float, spread: float
+) -> tuple[dict[str, float], float]:
     """Each group's factor given every other factor (Fisher scoring), and the spread those factors imply.
 
     Each entry is (the curve's argument, the other factor already applied, whether recalled). The new
     spread is the EM update: the mean of factor² plus its posterior variance.
     """
     precision = 1 / spread**2
-    found: dict[Hashable, float] = {}
+    found: dict[str, float] = {}
     second_moment = 0.0
     for group, entries in groups.items():
         factor = 0.0
@@ -112,15 +112,15 @@ def _scored(
 def population_fit(observations: Sequence[Observation], *, decay: float) -> PopulationFactors:
     """Every card's and learner's factor from the course's reviews, as the weights (with `decay`) predicted them."""
     gaps = [_curve_gap(observation.predicted, decay) for observation in observations]
-    cards: dict[Hashable, float] = {}
-    learners: dict[Hashable, float] = {}
+    cards: dict[str, float] = {}
+    learners: dict[str, float] = {}
     card_spread, learner_spread = INITIAL_CARD_SPREAD, INITIAL_LEARNER_SPREAD
     for _ in range(_ROUNDS):
-        by_card: dict[Hashable, list[tuple[float, float, bool]]] = defaultdict(list)
+        by_card: dict[str, list[tuple[float, float, bool]]] = defaultdict(list)
         for observation, gap in zip(observations, gaps, strict=True):
             by_card[observation.card].append((gap, learners.get(observation.learner, 0.0), observation.recalled))
         cards, card_spread = _scored(by_card, decay=decay, spread=card_spread)
-        by_learner: dict[Hashable, list[tuple[float, float, bool]]] = defaultdict(list)
+        by_learner: dict[str, list[tuple[float, float, bool]]] = defaultdict(list)
         for observation, gap in zip(observations, gaps, strict=True):
             by_learner[observation.learner].append((gap, cards[observation.card], observation.recalled))
         learners, learner_spread = _scored(by_learner, decay=decay, spread=learner_spread)
