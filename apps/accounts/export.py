@@ -28,6 +28,7 @@ from apps.srs.models import (
     AnkiHistoryImport,
     CardMemory,
     DeckPass,
+    LearnerMemoryModel,
     ParameterFit,
     Reschedule,
     ReviewLog,
@@ -35,7 +36,7 @@ from apps.srs.models import (
     StoredRetentionAdvice,
 )
 from apps.srs.reviews.recall import RecallBasis
-from apps.srs.settings.config import scheduler_config_get
+from apps.srs.settings.memory_models import card_configs_get
 from apps.srs.settings.rules import SETTINGS_FIELDS
 
 EXPORT_FORMAT_VERSION = 1
@@ -136,10 +137,12 @@ def _card_memories(learner: Any, now: datetime) -> list[dict[str, Any]]:
             "updated_at",
         )
     )
-    basis = RecallBasis(config=scheduler_config_get(learner=learner), now=now)
+    basis = RecallBasis(configs=card_configs_get(learner=learner), now=now)
     memories = []
     for row in rows:
-        recall = basis.of_memory(CardMemory(**{name: row[name] for name in _MEMORY_STATE_FIELDS}))
+        recall = basis.of_memory(
+            CardMemory(**{name: row[name] for name in _MEMORY_STATE_FIELDS}), card_id=row["card_id"]
+        )
         memories.append(row | {"recall_probability": recall.probability, "recall_computed_at": recall.computed_at})
     return _rows(memories)
 
@@ -227,6 +230,19 @@ def srs_export(learner: Any, now: datetime) -> dict[str, Any]:
                 "created_at",
                 "started_at",
                 "finished_at",
+            )
+        ),
+        "memory_model_decisions": _rows(
+            LearnerMemoryModel.objects.filter(learner=learner)
+            .order_by("memory_model__finished_at", "pk")
+            .values(
+                "memory_model__course__slug",
+                "memory_model__finished_at",
+                "uses_course_model",
+                "log_factor",
+                "evaluated_on_reviews",
+                "log_loss",
+                "previous_log_loss",
             )
         ),
         "retention_advice": _rows(

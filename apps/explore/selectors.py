@@ -15,7 +15,7 @@ from apps.explore.layout import LinkKey, Position
 from apps.explore.models import ConstellationLayout, RegionVisit
 from apps.srs.models import CardMemory
 from apps.srs.reviews.recall import CardRecall, RecallBasis, mastery_of
-from apps.srs.settings.config import scheduler_config_get
+from apps.srs.settings.memory_models import card_configs_get
 
 # How a link reads from its target's side: "Shuffling enables X" becomes "X is enabled by Shuffling".
 INVERSE_LABELS: dict[str, str] = {
@@ -156,13 +156,13 @@ def _add_mastery(nodes: list[Node], *, learner: Any, now: datetime) -> None:
     card_ids = {card.pk for node in nodes for card in node.cards}
     if not card_ids:
         return
-    basis = RecallBasis(config=scheduler_config_get(learner=learner), now=now)
+    basis = RecallBasis(configs=card_configs_get(learner=learner), now=now)
     recall: dict[int, CardRecall] = {}
     memories = CardMemory.objects.filter(learner=learner, card_id__in=card_ids).only(
         "card_id", "stage", "step", "stability", "difficulty", "due", "last_review", "reps", "lapses"
     )
     for memory in memories:
-        recall[memory.card_id] = basis.of_memory(memory)
+        recall[memory.card_id] = basis.of_memory(memory, card_id=memory.card_id)
     for node in nodes:
         studied = [recall[card.pk] for card in node.cards if card.pk in recall]
         node.cards_studied = len(studied)

@@ -24,11 +24,12 @@ from apps.content.selectors import deck_cards_list, deck_get, visible_card_ids
 from apps.games.conf import match_settings
 from apps.games.models import MAX_PAIRS, MIN_PAIRS, MatchAttempt, MatchBoard, MatchItem
 from apps.games.selectors import BoardNotFound
+from apps.srs.core.population import CardConfigs
 from apps.srs.core.scheduling import MemoryStage, SchedulerConfig, retrievability
 from apps.srs.models import CardMemory, ReviewLog, ReviewSource
 from apps.srs.reviews.memory import memory_state_of
 from apps.srs.reviews.services import ReviewInput, reviews_submit
-from apps.srs.settings.config import scheduler_config_from_settings, scheduling_settings_get
+from apps.srs.settings.memory_models import card_configs_get
 
 # Fixed forever: a match review's client id is uuid5 of this and "match:{board}:{card}", so a
 # retried request can never review the same card of the same board twice.
@@ -94,7 +95,7 @@ def match_cards_pick(
     memories: Iterable[CardMemory],
     count: int,
     now: datetime,
-    config: SchedulerConfig,
+    configs: CardConfigs,
 ) -> list[Card]:
     """The cards of a board: what the learner most needs, then what they have not seen.
 
@@ -104,7 +105,7 @@ def match_cards_pick(
          below the learner's desired retention; lowest retrievability first;
       3. new cards (never reviewed), at random;
       4. the rest (reviewed cards the learner knows well), at random.
-    Retrievability is `apps.srs.core.scheduling.retrievability` under the learner's own scheduler config;
+    Retrievability is `apps.srs.core.scheduling.retrievability` under the config of the learner's card;
     in 1 and 2 equal retrievability puts more lapses first. Equal keys are ordered at random. A card
     whose term or definition reads exactly like one already chosen is skipped, since two identical
     texts would make a pair ambiguous.
@@ -117,6 +118,7 @@ def match_cards_pick(
         if memory is None:
             ranked.append(((3, tie_break), card))
             continue
+        config = configs.of(card.pk)
         strength = retrievability(memory_state_of(memory), now=now, config=config)
         if memory.due <= now:
             ranked.append(((1, strength, -memory.lapses, tie_break), card))
@@ -166,9 +168,9 @@ def board_start(*, learner: Any, deck_slug: str, pairs: int, now: datetime) -> M
             f"Deck {deck.slug} has {len(cards)} cards, fewer than the {pairs} pairs asked for.",
             fields={"pairs": [f"At most {len(cards)} for this deck, got {pairs}."]},
         )
-    config = scheduler_config_from_settings(scheduling_settings_get(learner=learner))
+    configs = card_configs_get(learner=learner)
     memories = CardMemory.objects.filter(learner=learner, card__in=[card.pk for card in cards])
-    chosen = match_cards_pick(cards=cards, memories=memories, count=pairs, now=now, config=config)
+    chosen = match_cards_pick(cards=cards, memories=memories, count=pairs, now=now, configs=configs)
     if len(chosen) < pairs:
         raise MatchInvalid(
             f"Deck {deck.slug} has only {len(chosen)} pairs that read differently from each other.",

@@ -5,14 +5,18 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.http import HttpRequest
 
 from apps.common.admin import ReadOnlyAdmin
+from apps.common.errors import Conflict
+from apps.srs.adaptation.course_models import course_model_request
 from apps.srs.models import (
     AnkiHistoryImport,
     CardMemory,
+    CourseMemoryModel,
     DeckPass,
+    LearnerMemoryModel,
     ParameterFit,
     Reschedule,
     ReviewLog,
@@ -35,8 +39,8 @@ class SchedulingSettingsForm(forms.ModelForm):
         if self.errors:
             return cleaned
         values = {name: cleaned.get(name, getattr(self.instance, name)) for name in SETTINGS_FIELDS}
-        for name, messages in scheduling_settings_errors(values).items():
-            self.add_error(name, messages)
+        for name, errors in scheduling_settings_errors(values).items():
+            self.add_error(name, errors)
         return cleaned
 
 
@@ -124,6 +128,65 @@ class ParameterFitAdmin(ReadOnlyAdmin):
     list_select_related = ("learner",)
     search_fields = ("learner__username",)
     date_hierarchy = "created_at"
+
+
+class LearnerMemoryModelInline(admin.TabularInline):
+    """Each learner's decision under the training: figures on their own held-out reviews, never the reviews."""
+
+    model = LearnerMemoryModel
+    fields = ("learner", "uses_course_model", "log_factor", "evaluated_on_reviews", "log_loss", "previous_log_loss")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    show_change_link = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(CourseMemoryModel)
+class CourseMemoryModelAdmin(ReadOnlyAdmin):
+    """Every training of a course's population model, adopted or not, with how it and what was in use scored.
+
+    The course's model in use is its latest adopted one; "Train again now" queues a training of the
+    selected rows' courses for the workers.
+    """
+
+    list_display = (
+        "id",
+        "course",
+        "status",
+        "adopted",
+        "in_use",
+        "learners",
+        "trained_on_reviews",
+        "evaluated_on_reviews",
+        "log_loss",
+        "previous_log_loss",
+        "rmse_bins",
+        "previous_rmse_bins",
+        "card_spread",
+        "finished_at",
+    )
+    list_filter = ("status", "adopted", "course")
+    list_select_related = ("course",)
+    date_hierarchy = "created_at"
+    inlines = (LearnerMemoryModelInline,)
+    actions = ("train_again",)
+
+    @admin.display(boolean=True, description="In use")
+    def in_use(self, row: CourseMemoryModel) -> bool:
+        return CourseMemoryModel.objects.in_use().filter(pk=row.pk).exists()
+
+    @admin.action(description="Train the selected rows' courses again now")
+    def train_again(self, request: HttpRequest, queryset: Any) -> None:
+        for course in {row.course for row in queryset.select_related("course")}:
+            try:
+                course_model_request(course=course)
+            except Conflict as refused:
+                self.message_user(request, refused.message, level=messages.WARNING)
+            else:
+                self.message_user(request, f"A training of {course.slug}'s memory model is queued.")
 
 
 @admin.register(Reschedule)

@@ -439,6 +439,7 @@ class AnkiHistoryImport(BackgroundJob):
 class RescheduleReason(models.TextChoices):
     PARAMETERS = "parameters", "New FSRS parameters"
     DESIRED_RETENTION = "desired_retention", "New desired retention"
+    MEMORY_MODEL = "memory_model", "New course memory model"
 
 
 class Reschedule(BackgroundJob):

@@ -244,7 +244,8 @@ def test_query_count_is_bounded_and_does_not_grow_with_content(
     for card in Card.objects.filter(deck__slug="tf-data-pipelines")[:5]:
         assert post_review(learner_client, review_body(card)).status_code == 201
     constellation(learner_client)  # stores the layout
-    with django_assert_max_num_queries(7):
+    # The course memory models in use for the learner are one of them (each card's recall follows its model).
+    with django_assert_max_num_queries(8):
         constellation(learner_client)
     small = _own_queries(learner_client)
 

@@ -9,6 +9,7 @@ import pytest
 
 from apps.games.models import MatchItem
 from apps.games.services import match_cards_pick
+from apps.srs.core.population import CardConfigs
 from apps.srs.core.scheduling import MemoryStage, SchedulerConfig
 from apps.srs.models import CardMemory
 from tests.support.games import START, new_board
@@ -99,7 +100,9 @@ def test_the_rule_orders_every_tier(learner, cards):
         # Whole days since the review: FSRS counts elapsed time in days, so minutes would tie.
         row.last_review = START - timedelta(days=2)
     pool = cards[:6]  # cards[5] is new
-    picked = match_cards_pick(cards=pool, memories=memories, count=6, now=START, config=SchedulerConfig())
+    picked = match_cards_pick(
+        cards=pool, memories=memories, count=6, now=START, configs=CardConfigs(base=SchedulerConfig())
+    )
     assert [card.pk for card in picked] == [cards[i].pk for i in (3, 1, 2, 4, 5, 0)]
 
 
@@ -107,5 +110,7 @@ def test_a_reviewed_card_below_the_learners_retention_counts_as_weak(learner, ca
     # Not yet due (a future due date), yet its retrievability is under the desired retention.
     row = memory(learner, cards[0], kind="strong", stability=0.2, save=False)
     row.last_review = START - timedelta(days=5)
-    picked = match_cards_pick(cards=[cards[1], cards[0]], memories=[row], count=1, now=START, config=SchedulerConfig())
+    picked = match_cards_pick(
+        cards=[cards[1], cards[0]], memories=[row], count=1, now=START, configs=CardConfigs(base=SchedulerConfig())
+    )
     assert picked == [cards[0]]

@@ -13,7 +13,9 @@ import fsrs_rs_python
 import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
+from rest_framework.test import APIClient
 
+from apps.accounts.devices import device_token_issue
 from apps.common.jobs import JobStatus
 from apps.content.models import Card, Course, Deck, Lesson
 from apps.srs.adaptation.course_models import (
@@ -23,10 +25,22 @@ from apps.srs.adaptation.course_models import (
     course_model_run,
     course_models_dispatch,
 )
-from apps.srs.core.population import recall_with_factor
+from apps.srs.adaptation.rescheduling import reschedule_run
+from apps.srs.core.population import recall_with_factor, stability_factor_of
 from apps.srs.core.scheduling import DEFAULT_PARAMETERS, SchedulerConfig
-from apps.srs.models import CourseMemoryModel, LearnerMemoryModel, ReviewKind, ReviewLog
-from apps.srs.settings.services import scheduler_profile_ensure
+from apps.srs.models import (
+    CardMemory,
+    CourseMemoryModel,
+    LearnerMemoryModel,
+    Reschedule,
+    RescheduleReason,
+    ReviewKind,
+    ReviewLog,
+)
+from apps.srs.settings.config import scheduler_config_from_json
+from apps.srs.settings.services import scheduler_profile_ensure, scheduling_settings_update
+from tests.support.api import make_learner
+from tests.support.reviews import post_review, review_body
 
 pytestmark = pytest.mark.django_db
 
@@ -165,3 +179,123 @@ def test_one_training_at_a_time_and_the_nightly_run_queues_each_course_due_once(
     assert course_model_run(course_model_id=queued.pk, now=timezone.now()) is None
     assert course_models_dispatch(now=timezone.now()) == 0
     assert course_models_dispatch(now=timezone.now() + timedelta(days=8)) == 0
+
+
+def _hardest_and_easiest(row: CourseMemoryModel, cards: list[Card]) -> tuple[Card, Card]:
+    factors = row.card_factors or {}
+    ordered = sorted(cards, key=lambda card: factors[str(card.pk)])
+    return ordered[0], ordered[-1]
+
+
+def _first_seen(client: Any, cards: tuple[Card, ...], *, days_ago: int) -> None:
+    """Each card rated Easy once, `days_ago` days ago: in the review stage, with the same memory state."""
+    at = timezone.now() - timedelta(days=days_ago)
+    for card in cards:
+        response = post_review(client, review_body(card, 4, at))
+        assert response.status_code == 201, response.json()
+
+
+def _study(client: Any) -> dict[int, dict[str, Any]]:
+    response = client.get("/api/v1/decks/population-deck/study/", {"limit": 50})
+    assert response.status_code == 200, response.json()
+    return {item["card"]["id"]: item for item in response.json()["cards"]}
+
+
+def test_a_newcomer_is_scheduled_with_the_courses_model_a_hard_card_sooner_than_an_easy_one(course_cards):
+    _learners_study(course_cards, learners=8, seed=5)
+    row = _trained(course_cards[0].deck.lesson.course)
+    assert row.adopted, row.reason
+    hard, easy = _hardest_and_easiest(row, course_cards)
+    newcomer, client = make_learner("newcomer")
+
+    _first_seen(client, (hard, easy), days_ago=20)
+    shown = _study(client)
+
+    # Same state, same weights: only the cards' factors tell them apart.
+    assert shown[hard.pk]["state"]["stability"] == shown[easy.pk]["state"]["stability"]
+    assert shown[hard.pk]["recall_probability"] < shown[easy.pk]["recall_probability"]
+    good = {card.pk: shown[card.pk]["next_intervals"]["good"] for card in (hard, easy)}
+    assert good[hard.pk] < good[easy.pk], good
+    after = {}
+    for card in (hard, easy):
+        response = post_review(client, review_body(card, 3))
+        assert response.status_code == 201, response.json()
+        after[card.pk] = datetime.fromisoformat(response.json()["due"])
+    assert after[hard.pk] < after[easy.pk]
+    # Each review is stored with the config it was made with (the course's weights and the card's factor),
+    # so an undo or a late review replays it exactly.
+    for card in (hard, easy):
+        log = ReviewLog.objects.filter(learner=newcomer, card=card).latest("reviewed_at")
+        assert log.profile is not None
+        config = scheduler_config_from_json(log.profile.config)
+        assert config.parameters == tuple(row.parameters or ())
+        assert config.stability_factor == stability_factor_of((row.card_factors or {})[str(card.pk)])
+    settings = client.get("/api/v1/srs/settings/").json()
+    (shown_model,) = settings["memory_models"]
+    assert (shown_model["course"], shown_model["in_use"], shown_model["your_held_out_reviews"]) == (
+        "population-course",
+        True,
+        0,
+    )
+    assert shown_model["log_loss"] == row.log_loss and "began after" in shown_model["why"]
+
+
+def test_pinned_weights_and_a_learner_whose_own_weights_won_keep_their_own_model(course_cards):
+    learners = _learners_study(course_cards, learners=8, seed=6)
+    row = _trained(course_cards[0].deck.lesson.course)
+    assert row.adopted, row.reason
+    hard, easy = _hardest_and_easiest(row, course_cards)
+    veteran = learners[0]
+    LearnerMemoryModel.objects.filter(memory_model=row, learner=veteran).update(uses_course_model=False)
+    pinned, pinned_client = make_learner("pinned")
+    scheduling_settings_update(learner=pinned, changes={"parameters_pinned": True})
+    veteran_client = APIClient()
+    veteran_client.credentials(HTTP_AUTHORIZATION=f"Token {device_token_issue(user=veteran, device_name=None).key}")
+    _first_seen(pinned_client, (hard, easy), days_ago=20)
+    shown = _study(pinned_client)
+    # No factor: the same state is recalled alike, and the reviews were made under the learner's own config.
+    assert shown[hard.pk]["recall_probability"] == shown[easy.pk]["recall_probability"]
+    for log in ReviewLog.objects.filter(learner=pinned).select_related("profile"):
+        assert log.profile is not None
+        config = scheduler_config_from_json(log.profile.config)
+        assert (config.parameters, config.stability_factor) == (DEFAULT_PARAMETERS, 1.0)
+    veterans_card = ReviewLog.objects.filter(learner=veteran).values_list("card_id", flat=True).first()
+    assert veterans_card is not None
+    veteran_study = veteran_client.get("/api/v1/decks/population-deck/study/", {"limit": 50})
+    assert veteran_study.status_code == 200
+    (for_pinned,) = pinned_client.get("/api/v1/srs/settings/").json()["memory_models"]
+    assert for_pinned["in_use"] is False and "pinned" in for_pinned["why"]
+    (for_veteran,) = veteran_client.get("/api/v1/srs/settings/").json()["memory_models"]
+    assert for_veteran["in_use"] is False and "own weights predicted" in for_veteran["why"]
+    assert for_veteran["your_held_out_reviews"] > 0
+
+
+def test_adopting_a_model_moves_the_learners_review_cards_under_it(course_cards):
+    learners = _learners_study(course_cards, learners=6, seed=7)
+    course = course_cards[0].deck.lesson.course
+    # A first training tells which cards are hard; it is then set aside, as if it had not been adopted.
+    first = _trained(course)
+    hard, easy = _hardest_and_easiest(first, course_cards)
+    CourseMemoryModel.objects.filter(pk=first.pk).update(adopted=False)
+    Reschedule.objects.all().delete()
+    learner = learners[0]
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {device_token_issue(user=learner, device_name=None).key}")
+    # Two cards seen once 20 days ago under the learner's own (default) weights: due about a week later.
+    ReviewLog.objects.filter(learner=learner, card__in=(hard, easy)).delete()
+    _first_seen(client, (hard, easy), days_ago=20)
+    before = dict(CardMemory.objects.filter(learner=learner, card__in=(hard, easy)).values_list("card_id", "due"))
+
+    row = _trained(course)
+
+    assert row.adopted, row.reason
+    queued = Reschedule.objects.filter(reason=RescheduleReason.MEMORY_MODEL)
+    assert queued.count() == 6
+    reschedule_run(reschedule_id=queued.get(learner=learner).pk)
+    after = dict(CardMemory.objects.filter(learner=learner, card__in=(hard, easy)).values_list("card_id", "due"))
+    factors = row.card_factors or {}
+    assert factors[str(hard.pk)] < 0 < factors[str(easy.pk)]
+    assert after[hard.pk] < before[hard.pk]
+    # An easy card's interval grows by less than a hard one's shrinks (the factors are shrunk toward 0):
+    # it may still lie in the range fuzz allows, where a reschedule leaves a due date alone.
+    assert after[easy.pk] >= before[easy.pk]

@@ -11,6 +11,7 @@ from django.contrib.auth import get_user_model
 
 from apps.accounts.export import account_export
 from apps.content.models import Card, Concept, Deck
+from apps.srs.core.population import CardConfigs
 from apps.srs.core.scheduling import DEFAULT_PARAMETERS, SchedulerConfig, retrievability
 from apps.srs.models import CardMemory
 from apps.srs.progress.stats import learner_stats_get
@@ -57,14 +58,14 @@ def _expected(learner: Any, card: Card, *, config: SchedulerConfig) -> float:
 
 def test_the_mapper_gives_none_for_a_new_card_and_the_retrievability_otherwise(learner, studied):
     config = SchedulerConfig()
-    basis = RecallBasis(config=config, now=NOW)
-    assert basis.of_memory(None) == CardRecall(probability=None, computed_at=NOW)
+    basis = RecallBasis(configs=CardConfigs(base=config), now=NOW)
+    assert basis.of_memory(None, card_id=studied[1].pk) == CardRecall(probability=None, computed_at=NOW)
     memory = CardMemory.objects.get(learner=learner, card=studied[0])
-    recall = basis.of_memory(memory)
+    recall = basis.of_memory(memory, card_id=studied[0].pk)
     assert recall.probability == _expected(learner, studied[0], config=config)
     assert 0 < recall.probability < 1
-    assert mastery_contribution(basis.of_memory(None)) == 0.0
-    assert mastery_of([recall, basis.of_memory(None)], cards_total=4) == recall.probability / 4
+    assert mastery_contribution(basis.of_memory(None, card_id=studied[1].pk)) == 0.0
+    assert mastery_of([recall, basis.of_memory(None, card_id=studied[1].pk)], cards_total=4) == recall.probability / 4
     assert mastery_of([], cards_total=0) == 0.0
 
 

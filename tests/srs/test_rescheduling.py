@@ -350,7 +350,7 @@ def test_a_run_whose_worker_died_goes_on_where_it_stopped(studied, monkeypatch):
     monkeypatch.setattr(rescheduling, "RESCHEDULE_BATCH", 4)
     claimed = rescheduling._claim(row.pk)
     assert claimed is not None
-    rescheduling._batch_reschedule(claimed[0], config=claimed[1])
+    rescheduling._batch_reschedule(claimed[0], configs=claimed[1])
     # The worker dies here; a second delivery leaves a live run alone.
     assert reschedule_run(reschedule_id=row.pk) is None
     stale = claimed[0].updated_at - RESCHEDULES.stalled_after - timedelta(minutes=1)

@@ -253,9 +253,15 @@ def test_config_hash_is_kept_and_equal_configs_share_it():
             config.parameters,
             config.timezone,
             config.day_start_hour,
+            config.stability_factor,
         )
     )
-    for changed in ({"maximum_interval": 100}, {"timezone": "Asia/Tokyo"}, {"day_start_hour": 0}):
+    for changed in (
+        {"maximum_interval": 100},
+        {"timezone": "Asia/Tokyo"},
+        {"day_start_hour": 0},
+        {"stability_factor": 1.05},
+    ):
         assert hash(replace(config, **changed)) != hash(config)
 
 

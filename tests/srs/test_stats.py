@@ -329,13 +329,14 @@ def test_api_shape_isolation_and_constant_queries(learner_client, learner, deck_
     large, queries_large = counted_get(learner_client, URL)
     assert sum(item["count"] for item in large.json()["reviews_per_day"]) == 4 + 8 * 4
     assert [item["deck"] for item in large.json()["decks"]] == [DECK, second.slug]
-    # Reviews by day, the forecast, the decks, and the memories for mastery (settings come with the token).
-    assert len(queries) == len(queries_large) == 4, queries_large
+    # Reviews by day, the forecast, the decks, the course memory models in use for the learner, and the
+    # memories for mastery (settings come with the token).
+    assert len(queries) == len(queries_large) == 5, queries_large
 
     filtered, filtered_queries = counted_get(learner_client, f"{URL}?deck={second.slug}")
     assert [item["deck"] for item in filtered.json()["decks"]] == [second.slug]
     # The filter joins on the deck's slug: no query of its own.
-    assert len(filtered_queries) == 4
+    assert len(filtered_queries) == 5
 
     # A filter that names nothing counts nothing, as every filter of the API does.
     unknown = learner_client.get(URL, {"deck": "no-such-deck"})

@@ -448,10 +448,11 @@ def test_study_query_count_is_fixed_and_within_budget(learner, learner_client, d
 
     small, token, small_data = _study_queries(learner_client)
 
+    # the course memory models in use for the learner (each card's previews and recall follow its model);
     # the deck with today's counts and the cards due; the cards shown, every queue at once; cards due per day
     # in the days the previews may land on, and the cards reviewed since the day began (load balancing
     # on the day's starting counts) (settings come with the token)
-    assert len(small) == 4, small
+    assert len(small) == 5, small
     assert len(token) == 1
     assert len(small) + len(token) <= QUERY_BUDGET
 

@@ -23,8 +23,9 @@ from django.db.models import Count
 
 from apps.common.errors import Conflict
 from apps.common.jobs import JobStatus, job_claim, job_finish, job_publish_after_commit
-from apps.content.models import Course
+from apps.content.models import Card, Course
 from apps.srs.adaptation.optimization import learner_day_function
+from apps.srs.conf import MIN_LEARNER_HELD_OUT
 from apps.srs.core.evaluation import (
     ExportedReview,
     PopulationModel,
@@ -37,8 +38,9 @@ from apps.srs.core.optimizer import FitMetrics, RecallPrediction, adoption_refus
 from apps.srs.core.population import PopulationFactors
 from apps.srs.core.scheduling import DEFAULT_PARAMETERS
 from apps.srs.jobs import COURSE_MODELS
-from apps.srs.models import CourseMemoryModel, LearnerMemoryModel, ReviewLog, SchedulingSettings
+from apps.srs.models import CourseMemoryModel, LearnerMemoryModel, RescheduleReason, ReviewLog, SchedulingSettings
 from apps.srs.settings.rules import scheduling_settings_in_force
+from apps.srs.settings.services import learner_reschedule_start
 
 logger = logging.getLogger(__name__)
 
@@ -49,9 +51,6 @@ MIN_REVIEWS_TO_TRAIN = 1000
 RETRAIN_AFTER_REVIEWS = 5000
 RETRAIN_AFTER = timedelta(days=7)
 TEST_FRACTION = 0.2
-# A learner with fewer held-out long-term reviews than this follows the course's decision: fewer
-# would let chance pick their model.
-MIN_LEARNER_HELD_OUT = 50
 COURSE_MODELS_SHOWN = 5
 
 
@@ -132,7 +131,7 @@ class _LearnerOutcome:
 class _Trained:
     recorded: int
     model: PopulationModel | None = None
-    learners: int = 0
+    learner_ids: tuple[int, ...] = ()
     evaluated: FitMetrics | None = None
     in_use: FitMetrics | None = None
     per_learner: list[_LearnerOutcome] = field(default_factory=list)
@@ -168,7 +167,7 @@ def _train(course_id: int) -> _Trained:
     if len(learner_ids) < MIN_LEARNERS_TO_TRAIN or len(reviews) < MIN_REVIEWS_TO_TRAIN:
         return _Trained(
             recorded=len(reviews),
-            learners=len(learner_ids),
+            learner_ids=tuple(learner_ids),
             refusal=f"{len(learner_ids)} learners and {len(reviews)} reviews: a training needs "
             f"{MIN_LEARNERS_TO_TRAIN} learners and {MIN_REVIEWS_TO_TRAIN} reviews.",
         )
@@ -233,13 +232,13 @@ def _train(course_id: int) -> _Trained:
         return _Trained(
             recorded=len(reviews),
             model=model,
-            learners=len(learner_ids),
+            learner_ids=tuple(learner_ids),
             refusal="No held-out review could be predicted.",
         )
     return _Trained(
         recorded=len(reviews),
         model=model,
-        learners=len(learner_ids),
+        learner_ids=tuple(learner_ids),
         evaluated=predictions_score(everyone_model),
         in_use=predictions_score(everyone_in_use),
         per_learner=per_learner,
@@ -268,11 +267,19 @@ def _finish(row: CourseMemoryModel, outcome: _Trained, *, now: datetime) -> Cour
     refusal = outcome.refusal
     if not refusal and outcome.evaluated is not None and outcome.in_use is not None:
         found = adoption_refusal(outcome.evaluated, outcome.in_use)
-        refusal = f"The model {found} than what the learners are scheduled with." if found else ""
-    row.learners, row.recorded_reviews = outcome.learners, outcome.recorded
+        refusal = f"The model {found}, against what the learners are scheduled with." if found else ""
+    row.learners, row.recorded_reviews = len(outcome.learner_ids), outcome.recorded
     if outcome.model is not None:
         row.parameters = list(outcome.model.parameters)
-        row.card_factors = {str(card): round(value, 4) for card, value in sorted(outcome.model.factors.cards.items())}
+        # Every card of the course gets a factor, 0 for one nobody has reviewed yet: the course's model
+        # schedules all its cards, not only those it has seen.
+        learned = outcome.model.factors.cards
+        row.card_factors = {
+            str(card_id): round(learned.get(str(card_id), 0.0), 4)
+            for card_id in Card.objects.filter(deck__lesson__course_id=row.course_id)
+            .order_by("pk")
+            .values_list("pk", flat=True)
+        }
         row.card_spread = outcome.model.factors.card_spread
         row.learner_spread = outcome.model.factors.learner_spread
         row.trained_on_reviews = outcome.model.observations
@@ -299,7 +306,11 @@ def _finish(row: CourseMemoryModel, outcome: _Trained, *, now: datetime) -> Cour
             ],
             ignore_conflicts=True,
         )
-        job_finish(COURSE_MODELS, row, status=JobStatus.DONE, now=now, fields=_OUTCOME_FIELDS)
+        finished = job_finish(COURSE_MODELS, row, status=JobStatus.DONE, now=now, fields=_OUTCOME_FIELDS)
+        if finished and row.adopted:
+            # Every learner of the course: their cards move under the new model, or back to their own weights.
+            for learner_id in outcome.learner_ids:
+                learner_reschedule_start(learner_id=learner_id, reason=RescheduleReason.MEMORY_MODEL)
     return row
 
 

@@ -1,11 +1,13 @@
 """Rescheduling a learner's review cards when their memory model or desired retention changes.
 
 A change of FSRS parameters or desired retention changes the interval every review card should
-have. As Anki's "reschedule cards on change" does, each card in the review stage gets the due date
-its stored memory state gives under the new settings (`due_under`): its last review plus the
-interval of its stability, fuzzed as the review that left it there was, unless its due date is
-already one fuzz allows. Stabilities are not recomputed from the history: past reviews keep the
-settings they were made with, so replays stay exact.
+have, as does a course memory model newly in use (apps.srs.adaptation.course_models): a card of
+that course moves under the course's weights and its own factor. As Anki's "reschedule cards on
+change" does, each card in the review stage gets the due date its stored memory state gives under
+the new settings (`due_under`): its last review plus the interval of its stability, fuzzed as the
+review that left it there was, unless its due date is already one fuzz allows. Stabilities are not
+recomputed from the history: past reviews keep the settings they were made with, so replays stay
+exact.
 
 The run is a row (the outbox) and a background task; it goes through the learner's cards in
 batches, each inside the learner's review turn, so a review recorded meanwhile is never
@@ -16,6 +18,7 @@ longer in the review stage.
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -32,12 +35,14 @@ from apps.common.jobs import (
     job_start,
     jobs_publish,
 )
+from apps.srs.core.population import CardConfigs
 from apps.srs.core.scheduling import MemoryStage, MemoryState, SchedulerConfig, fuzz_range, rescheduled_due
 from apps.srs.jobs import RESCHEDULES
 from apps.srs.models import CardMemory, Reschedule, SchedulerProfile, SchedulingSettings
 from apps.srs.reviews.memory import memory_state_of
 from apps.srs.reviews.services import SyncInProgress, learner_turn
 from apps.srs.settings.config import scheduler_config_from_json, scheduler_config_from_settings
+from apps.srs.settings.memory_models import card_configs_get
 from apps.srs.settings.rules import scheduling_settings_in_force
 from apps.srs.settings.services import scheduler_profile_ensure
 
@@ -69,9 +74,9 @@ def reschedule_run(*, reschedule_id: int) -> Reschedule | None:
         return None
     if claimed is None:
         return None
-    row, config = claimed
+    row, configs = claimed
     try:
-        while _batch_reschedule(row, config=config):
+        while _batch_reschedule(row, configs=configs):
             pass
     except Exception:
         logger.exception("Reschedule %s failed", reschedule_id)
@@ -88,7 +93,7 @@ def reschedule_run(*, reschedule_id: int) -> Reschedule | None:
     return row
 
 
-def _claim(reschedule_id: int) -> tuple[Reschedule, SchedulerConfig] | None:
+def _claim(reschedule_id: int) -> tuple[Reschedule, CardConfigs] | None:
     """Mark the run running and fix the settings it computes with; None when it is not this worker's to run."""
     learner_id = Reschedule.objects.filter(pk=reschedule_id).values_list("learner_id", flat=True).first()
     if learner_id is None:
@@ -121,15 +126,18 @@ def _claim(reschedule_id: int) -> tuple[Reschedule, SchedulerConfig] | None:
             row.to_profile_id = scheduler_profile_ensure(config)
             row.cards_total = CardMemory.objects.filter(learner_id=learner_id, stage=MemoryStage.REVIEW).count()
         job_start(RESCHEDULES, row, now=now, fields=("to_profile", "cards_total"))
-    return row, config
+    # Cards of a course whose memory model is in use for the learner are moved under it.
+    in_force = scheduling_settings_in_force(settings or SchedulingSettings(learner_id=learner_id))
+    configs = card_configs_get(learner=row.learner, settings=in_force)
+    return row, replace(configs, base=config)
 
 
-def _batch_reschedule(row: Reschedule, *, config: SchedulerConfig) -> bool:
+def _batch_reschedule(row: Reschedule, *, configs: CardConfigs) -> bool:
     """Move the next batch of the learner's review cards (by card id); False once none is left."""
     for attempt in range(_BATCH_ATTEMPTS):
         try:
             with learner_turn(learner_id=row.learner_id):
-                return _batch_locked(row, config=config)
+                return _batch_locked(row, configs=configs)
         except SyncInProgress:
             # Reviews kept the turn: they win, and the batch is read again after them.
             if attempt == _BATCH_ATTEMPTS - 1:
@@ -137,7 +145,7 @@ def _batch_reschedule(row: Reschedule, *, config: SchedulerConfig) -> bool:
     raise AssertionError("unreachable")
 
 
-def _batch_locked(row: Reschedule, *, config: SchedulerConfig) -> bool:
+def _batch_locked(row: Reschedule, *, configs: CardConfigs) -> bool:
     """One batch inside the learner's turn: each card read as the latest review left it, its progress saved with it."""
     memories = list(
         CardMemory.objects.filter(learner_id=row.learner_id, stage=MemoryStage.REVIEW, card_id__gt=row.last_card_id)
@@ -151,7 +159,7 @@ def _batch_locked(row: Reschedule, *, config: SchedulerConfig) -> bool:
     for memory in memories:
         state = memory_state_of(memory)
         assert state is not None  # noqa: S101 - a stored row always has a state
-        due = due_under(state, config=config, learner_id=row.learner_id, card_id=memory.card_id)
+        due = due_under(state, config=configs.of(memory.card_id), learner_id=row.learner_id, card_id=memory.card_id)
         if due != memory.due:
             memory.due = due
             memory.updated_at = now

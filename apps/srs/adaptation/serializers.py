@@ -1,9 +1,12 @@
-"""What the adaptation endpoints answer: a fit of the learner's FSRS weights."""
+"""What the adaptation endpoints answer: a fit of the learner's FSRS weights, and the course memory models."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from rest_framework import serializers
 
+from apps.common.clock import time_text
 from apps.common.jobs import JobStatus
 from apps.srs.models import ParameterFitTrigger
 
@@ -38,3 +41,40 @@ class ParameterFitOutput(serializers.Serializer):
     reason = serializers.CharField(help_text="Why they were adopted or not, or why the fit failed.")
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)
+
+
+class CourseMemoryModelOutput(serializers.Serializer):
+    """A course's memory model in use, learned from every learner's reviews, and whether it schedules yours."""
+
+    course = serializers.CharField(help_text="The course's slug.")
+    in_use = serializers.BooleanField(
+        help_text="True when it schedules your cards of the course (its weights and each card's factor); "
+        "false when your own weights do."
+    )
+    why = serializers.CharField(help_text="Why it does or does not.")
+    trained_at = serializers.DateTimeField(help_text="When its training finished.")
+    learners = serializers.IntegerField(help_text="Learners whose reviews it was trained on.")
+    log_loss = serializers.FloatField(help_text="Its log loss on every learner's held-out later reviews.")
+    previous_log_loss = serializers.FloatField(
+        help_text="The log loss, on the same reviews, of what each learner was scheduled with before."
+    )
+    your_held_out_reviews = serializers.IntegerField(
+        help_text="Your later reviews both were scored on; 0 when you began after the training."
+    )
+    your_log_loss = serializers.FloatField(allow_null=True, help_text="Its log loss on your held-out reviews.")
+    your_previous_log_loss = serializers.FloatField(allow_null=True, help_text="Your own weights' log loss on them.")
+
+    def to_representation(self, found: Any) -> dict[str, Any]:
+        row, decision = found.course_model, found.decision
+        return {
+            "course": row.course.slug,
+            "in_use": found.in_use,
+            "why": found.why,
+            "trained_at": time_text(row.finished_at),
+            "learners": row.learners,
+            "log_loss": row.log_loss,
+            "previous_log_loss": row.previous_log_loss,
+            "your_held_out_reviews": decision.evaluated_on_reviews if decision else 0,
+            "your_log_loss": decision.log_loss if decision else None,
+            "your_previous_log_loss": decision.previous_log_loss if decision else None,
+        }

@@ -17,7 +17,6 @@ from functools import partial
 import fsrs_rs_python
 
 from apps.srs.core.optimizer import (
-    DECAY_WEIGHT,
     FitMetrics,
     LoggedReview,
     RecallPrediction,
@@ -30,7 +29,7 @@ from apps.srs.core.optimizer import (
     recall_predictions,
 )
 from apps.srs.core.population import Observation, PopulationFactors, population_fit, recall_with_factor
-from apps.srs.core.scheduling import DEFAULT_PARAMETERS
+from apps.srs.core.scheduling import DECAY_WEIGHT, DEFAULT_PARAMETERS
 
 REQUIRED_COLUMNS = ("learner", "card", "reviewed_at", "rating", "split")
 SPLITS = ("train", "test")

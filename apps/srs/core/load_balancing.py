@@ -430,11 +430,13 @@ def previews_balanced(
     config: SchedulerConfig,
     load: DueLoad | None,
     leaving_days: Mapping[int, date | None] | None = None,
+    card_configs: Mapping[int, SchedulerConfig] | None = None,
 ) -> dict[int, dict[Rating, timedelta]]:
     """`preview_intervals_balanced` for many cards: by card id, its review time and outcomes, and its memory state.
 
     Cards reviewed at the same time share the days their intervals land on and the load's counts.
     `leaving_days`: by card id, the day each weighs on in `load` (default: its state's due day).
+    `card_configs`: by card id, a config of its own (a course's memory model) in place of `config`.
     """
     if load is None:
         return {
@@ -443,13 +445,16 @@ def previews_balanced(
         }
     ordinal_counts = _ordinal_counts(load)
     # Keyed by zone and fold too: equal times on other wall clocks can land on other days.
-    balancers: dict[tuple[datetime, object, int], _Balancer] = {}
+    balancers: dict[tuple[datetime, object, int, SchedulerConfig], _Balancer] = {}
     intervals: dict[int, dict[Rating, timedelta]] = {}
     for card_id, (at, afters) in previews.items():
-        key = (at, at.tzinfo, at.fold)
+        card_config = card_configs.get(card_id, config) if card_configs is not None else config
+        key = (at, at.tzinfo, at.fold, card_config)
         balancer = balancers.get(key)
         if balancer is None:
-            balancer = balancers[key] = _Balancer(load, reviewed_at=at, config=config, ordinal_counts=ordinal_counts)
+            balancer = balancers[key] = _Balancer(
+                load, reviewed_at=at, config=card_config, ordinal_counts=ordinal_counts
+            )
         state = states[card_id]
         leaving = (
             leaving_days[card_id] if leaving_days is not None and card_id in leaving_days else _leaving_day(state, load)

@@ -18,9 +18,9 @@ from itertools import pairwise
 
 import fsrs_rs_python
 
+from apps.srs.core.scheduling import DECAY_WEIGHT
+
 PARAMETER_COUNT = 21
-# The last weight is the forgetting curve's decay.
-DECAY_WEIGHT = 20
 # FSRS-6's forgetting curve is fitted at this retention: R(t = S) = 0.9 whatever the decay.
 _RETENTION_AT_STABILITY = 0.9
 # Predictions are clipped before the logarithm, so a certain prediction that was wrong costs a finite loss.

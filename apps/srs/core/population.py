@@ -22,7 +22,10 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+from apps.srs.core.scheduling import SchedulerConfig
 
 # Where the spreads start, in natural log of stability: a card remembered e (2.7) times as long or as
 # short as the weights say is one spread out; learners differ less than cards do in most courses.
@@ -33,6 +36,10 @@ INITIAL_LEARNER_SPREAD = 0.5
 SPREAD_BOUNDS = (0.05, 2.0)
 # A factor is kept in these bounds (e^±3: 20 times as long or as short).
 FACTOR_BOUND = 3.0
+# A factor in use is rounded to this step of its log (5 %): each distinct factor is a scheduler config
+# and a stored profile, so a course has at most a couple of hundred, and 5 % moves an interval by a day
+# in twenty.
+FACTOR_STEP = 0.05
 _ROUNDS = 8
 _SCORING_STEPS = 6
 _PROBABILITY_FLOOR = 1e-6
@@ -61,6 +68,12 @@ class PopulationFactors:
     def factor(self, *, learner: str, card: str) -> float:
         """The log factor for this learner's review of this card: 0 for a card or learner never seen."""
         return self.cards.get(card, 0.0) + self.learners.get(learner, 0.0)
+
+
+def stability_factor_of(log_factor: float) -> float:
+    """The multiplier a scheduler config carries for this log factor, rounded to FACTOR_STEP and kept in bounds."""
+    bounded = max(-FACTOR_BOUND, min(FACTOR_BOUND, log_factor))
+    return round(math.exp(round(bounded / FACTOR_STEP) * FACTOR_STEP), 6)
 
 
 def _curve_gap(predicted: float, decay: float) -> float:
@@ -125,3 +138,37 @@ def population_fit(observations: Sequence[Observation], *, decay: float) -> Popu
             by_learner[observation.learner].append((gap, cards[observation.card], observation.recalled))
         learners, learner_spread = _scored(by_learner, decay=decay, spread=learner_spread)
     return PopulationFactors(cards=cards, learners=learners, card_spread=card_spread, learner_spread=learner_spread)
+
+
+@dataclass(frozen=True, slots=True)
+class CourseModelInUse:
+    memory_model_id: int
+    course_id: int
+    parameters: tuple[float, ...]
+    # Every card of the course when it was trained, by id: the log of its stability factor.
+    card_factors: Mapping[int, float]
+    learner_factor: float
+
+
+@dataclass(frozen=True, slots=True)
+class CardConfigs:
+    """The config each of a learner's cards is scheduled with."""
+
+    base: SchedulerConfig
+    models: tuple[CourseModelInUse, ...] = ()
+
+    def of(self, card_id: int) -> SchedulerConfig:
+        """The course's weights and the card's factor where the course's model is in use; else the learner's own."""
+        for model in self.models:
+            card_factor = model.card_factors.get(card_id)
+            if card_factor is not None:
+                return _course_config(
+                    self.base, model.parameters, stability_factor_of(card_factor + model.learner_factor)
+                )
+        return self.base
+
+
+@lru_cache(maxsize=4096)
+def _course_config(base: SchedulerConfig, parameters: tuple[float, ...], factor: float) -> SchedulerConfig:
+    # One object per distinct config: the scheduler and preview memos hash it once.
+    return replace(base, parameters=parameters, stability_factor=factor)

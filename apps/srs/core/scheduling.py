@@ -27,6 +27,8 @@ DEFAULT_RELEARNING_STEPS_SECONDS: tuple[int, ...] = (600,)
 DEFAULT_MAXIMUM_INTERVAL_DAYS = 36_500
 # Anki's default: a learner's day starts at 4 in the morning, local time.
 DEFAULT_DAY_START_HOUR = 4
+# FSRS-6's last weight is its forgetting curve's decay.
+DECAY_WEIGHT = 20
 
 
 class Rating(IntEnum):
@@ -78,6 +80,10 @@ class SchedulerConfig:
     # Where the learner's days begin, which is what elapsed time is counted in.
     timezone: str = "UTC"
     day_start_hour: int = DEFAULT_DAY_START_HOUR
+    # How much longer than the weights say the card is remembered: the course's population model's factor
+    # for this learner and card (apps.srs.core.population), 1.0 where none is in use. The memory state
+    # still moves as the weights say; recall, and so every interval, is read at the stability times this.
+    stability_factor: float = 1.0
 
     def __hash__(self) -> int:
         # Kept once computed: every scheduler and preview memo lookup hashes the config, 21 parameters and all.
@@ -92,6 +98,7 @@ class SchedulerConfig:
                     self.parameters,
                     self.timezone,
                     self.day_start_hour,
+                    self.stability_factor,
                 )
             )
             object.__setattr__(self, "_hash", cached)
@@ -112,7 +119,7 @@ def _scheduler_for(config: SchedulerConfig) -> fsrs.Scheduler:
     if scheduler is None:
         scheduler = fsrs.Scheduler(
             parameters=config.parameters,
-            desired_retention=config.desired_retention,
+            desired_retention=_retention_at_weights(config),
             learning_steps=[timedelta(seconds=s) for s in config.learning_steps],
             relearning_steps=[timedelta(seconds=s) for s in config.relearning_steps],
             maximum_interval=config.maximum_interval,
@@ -123,6 +130,18 @@ def _scheduler_for(config: SchedulerConfig) -> fsrs.Scheduler:
             _scheduler_cache.clear()
         _scheduler_cache[config] = scheduler
     return scheduler
+
+
+def _retention_at_weights(config: SchedulerConfig) -> float:
+    """The retention the weights' own curve must reach for the card's curve to reach the desired one then.
+
+    fsrs reads retention only to size intervals: asking it for this one gives the interval at which
+    recall at the stability times the factor is the desired retention.
+    """
+    if config.stability_factor == 1.0:
+        return config.desired_retention
+    decay = config.parameters[DECAY_WEIGHT]
+    return float((1 + (config.desired_retention ** (-1 / decay) - 1) * config.stability_factor) ** -decay)
 
 
 @dataclass(frozen=True)
@@ -592,7 +611,10 @@ def retrievability(state: MemoryState | None, *, now: datetime, config: Schedule
         return 0.0
     elapsed = config.elapsed_days(state.last_review, _require_utc(now))
     read_at = _OUTCOME_EPOCH + timedelta(days=elapsed)
-    return float(config.scheduler().get_card_retrievability(_epoch_fsrs_card(state), current_datetime=read_at))
+    read = (
+        state if config.stability_factor == 1.0 else replace(state, stability=state.stability * config.stability_factor)
+    )
+    return float(config.scheduler().get_card_retrievability(_epoch_fsrs_card(read), current_datetime=read_at))
 
 
 def rescheduled_due(state: MemoryState, *, config: SchedulerConfig, learner_id: int, card_id: int) -> datetime:

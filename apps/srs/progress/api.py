@@ -34,13 +34,14 @@ from apps.srs.progress.serializers import (
 )
 from apps.srs.progress.stats import learner_stats_get
 from apps.srs.reviews.recall import RecallBasis
-from apps.srs.settings.config import scheduler_config_get, scheduling_settings_get
+from apps.srs.settings.config import scheduling_settings_get
+from apps.srs.settings.memory_models import card_configs_get, learner_course_models_list
 from apps.srs.settings.services import scheduling_settings_update
 
 
 def _recall_context(request: Request) -> dict[str, Any]:
     """What LeechOutput needs for each card's probability of recall now."""
-    return {"recall_basis": RecallBasis(config=scheduler_config_get(learner=request.user), now=timezone.now())}
+    return {"recall_basis": RecallBasis(configs=card_configs_get(learner=request.user), now=timezone.now())}
 
 
 class _DeckFilterQuery(serializers.Serializer):
@@ -87,7 +88,8 @@ class SchedulingSettingsView(APIView):
 
 
 def _settings_context(request: Request, settings: SchedulingSettings) -> dict[str, Any]:
-    """What SchedulingSettingsOutput needs besides the settings: the learner's latest reschedule, fits and advice.
+    """What SchedulingSettingsOutput needs besides the settings: the learner's latest reschedule, fits, advice and
+    course memory models.
 
     The advice is looked up through its service: when none exists for these settings it is queued for a worker.
     """
@@ -95,6 +97,7 @@ def _settings_context(request: Request, settings: SchedulingSettings) -> dict[st
         "latest_reschedule": reschedule_latest_get(learner=request.user),
         "parameter_fits": parameter_fits_list(learner=request.user),
         "retention_advice": retention_advice_ensure(learner=request.user, settings=settings),
+        "memory_models": learner_course_models_list(learner=request.user, settings=settings),
     }
 
 

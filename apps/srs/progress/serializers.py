@@ -22,7 +22,7 @@ from apps.common.jobs import JobStatus
 from apps.common.schema import body_rules
 from apps.content.serializers import DeckCardOutput
 from apps.srs.adaptation.optimization import PARAMETER_FITS_SHOWN
-from apps.srs.adaptation.serializers import ParameterFitOutput
+from apps.srs.adaptation.serializers import CourseMemoryModelOutput, ParameterFitOutput
 from apps.srs.core.load_balancing import WEEKDAYS
 from apps.srs.core.retention_advice import MIN_TIMED_REVIEWS
 from apps.srs.core.scheduling import DEFAULT_PARAMETERS, MemoryStage
@@ -316,6 +316,12 @@ class SchedulingSettingsOutput(serializers.Serializer):
         help_text="The desired retention that costs the least study time per remembered card under the weights in "
         "use, and the daily workload at it and at desired_retention, from FSRS's simulator on the workers."
     )
+    memory_models = CourseMemoryModelOutput(
+        many=True,
+        help_text="Each course's memory model in use, learned on the workers from every learner's reviews of its "
+        "cards, adopted only where it predicts held-out reviews with a lower log loss; in_use says whether it "
+        "schedules your cards of that course.",
+    )
 
     def to_representation(self, settings: SchedulingSettings) -> dict[str, Any]:
         """`context["latest_reschedule"]`: the learner's latest Reschedule, if any.
@@ -323,6 +329,8 @@ class SchedulingSettingsOutput(serializers.Serializer):
         `context["parameter_fits"]`: the learner's latest fits, newest first.
 
         `context["retention_advice"]`: the learner's StoredRetentionAdvice for these settings.
+
+        `context["memory_models"]`: the learner's LearnerCourseModel of each course with a model in use.
         """
         data = {name: getattr(settings, name) for name in SETTINGS_FIELDS}
         data["fsrs_parameters_in_use"] = list(scheduler_config_from_settings(settings).parameters)
@@ -333,6 +341,7 @@ class SchedulingSettingsOutput(serializers.Serializer):
         reschedule = self.context.get("latest_reschedule")
         data["latest_reschedule"] = RescheduleOutput(reschedule).data if reschedule is not None else None
         data["retention_advice"] = RetentionAdviceOutput(self.context["retention_advice"]).data
+        data["memory_models"] = CourseMemoryModelOutput(self.context.get("memory_models", []), many=True).data
         return data
 
 
@@ -417,7 +426,7 @@ class LeechOutput(serializers.Serializer):
             "suspended": memory.suspended,
             "stage": MemoryStage(memory.stage).name.lower(),
             "due": time_text(memory.due),
-            **recall_fields(self.context["recall_basis"].of_memory(memory)),
+            **recall_fields(self.context["recall_basis"].of_memory(memory, card_id=memory.card_id)),
         }
 
 

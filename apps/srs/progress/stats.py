@@ -22,7 +22,8 @@ from apps.content.models import Deck, visible_card_filter
 from apps.srs.core.scheduling import MemoryStage, Rating
 from apps.srs.models import CardMemory, ReviewLog, SchedulingSettings
 from apps.srs.reviews.recall import RecallBasis, mastery_contribution
-from apps.srs.settings.config import learner_day_bounds, scheduler_config_from_settings, scheduling_settings_get
+from apps.srs.settings.config import learner_day_bounds, scheduling_settings_get
+from apps.srs.settings.memory_models import card_configs_get
 
 FORECAST_DAYS = 30
 # A year of daily counts: what a calendar heatmap shows.
@@ -275,16 +276,18 @@ def _deck_stats(*, learner: Any, settings: SchedulingSettings, deck_slug: str | 
     memories = (
         CardMemory.objects.filter(visible_card_filter("card__"), learner=learner, card__deck__in=[d.pk for d in decks])
         .annotate(deck_pk=F("card__deck_id"))
-        .only("stage", "step", "stability", "difficulty", "due", "last_review", "reps", "lapses", "suspended")
+        .only(
+            "card_id", "stage", "step", "stability", "difficulty", "due", "last_review", "reps", "lapses", "suspended"
+        )
     )
-    basis = RecallBasis(config=scheduler_config_from_settings(settings), now=now)
+    basis = RecallBasis(configs=card_configs_get(learner=learner, settings=settings), now=now)
     stages: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     recall: dict[int, float] = defaultdict(float)
     for memory in memories:
         # A suspended card counts only as suspended; its memory still counts towards mastery.
         stage = "suspended" if memory.suspended else MemoryStage(memory.stage).name.lower()
         stages[memory.deck_pk][stage] += 1
-        recall[memory.deck_pk] += mastery_contribution(basis.of_memory(memory))
+        recall[memory.deck_pk] += mastery_contribution(basis.of_memory(memory, card_id=memory.card_id))
     result = []
     for item in decks:
         counts = stages[item.pk]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -25,9 +26,8 @@ from apps.srs.reviews.serializers import (
     StudyOutput,
 )
 from apps.srs.reviews.services import ReviewInput as ReviewData
-from apps.srs.reviews.services import review_submit, review_undo, review_upload_admit, reviews_submit
+from apps.srs.reviews.services import ReviewOutcome, review_submit, review_undo, review_upload_admit, reviews_submit
 from apps.srs.reviews.study_output import study_data
-from apps.srs.settings.config import scheduler_config_get
 
 
 def _review_data(data: dict[str, Any]) -> ReviewData:
@@ -40,9 +40,11 @@ def _review_data(data: dict[str, Any]) -> ReviewData:
     )
 
 
-def _recall_context(request: Request, *, now: datetime) -> dict[str, Any]:
-    """What ReviewOutput needs for the card's probability of recall at `now`, the time the request was handled."""
-    return {"recall_basis": RecallBasis(config=scheduler_config_get(learner=request.user), now=now)}
+def _recall_context(outcomes: Sequence[ReviewOutcome], *, now: datetime) -> dict[str, Any]:
+    """What ReviewOutput needs for each card's probability of recall at `now`, the time the request was handled:
+    the configs the service recorded the reviews under, so the answer costs no query of its own."""
+    found = [outcome.configs for outcome in outcomes if outcome.configs is not None]
+    return {"recall_basis": RecallBasis(configs=found[0], now=now)} if found else {}
 
 
 class StudyView(APIView):
@@ -87,7 +89,7 @@ class ReviewCreateView(APIView):
         now = timezone.now()
         outcome = review_submit(learner=request.user, review=_review_data(body.validated_data), now=now)
         return Response(
-            ReviewOutput(outcome, context=_recall_context(request, now=now)).data,
+            ReviewOutput(outcome, context=_recall_context([outcome], now=now)).data,
             status=status.HTTP_201_CREATED if outcome.created else status.HTTP_200_OK,
         )
 
@@ -123,7 +125,7 @@ class ReviewBatchView(APIView):
             now=now,
             field_prefix="reviews.{index}.",
         )
-        context = _recall_context(request, now=now)
+        context = _recall_context(outcomes, now=now)
         return Response({"results": [ReviewOutput(outcome, context=context).data for outcome in outcomes]})
 
 
@@ -141,4 +143,4 @@ class ReviewUndoView(APIView):
     def post(self, request: Request, review_id: int) -> Response:
         now = timezone.now()
         outcome = review_undo(learner=request.user, review_id=review_id, now=now)
-        return Response(ReviewOutput(outcome, context=_recall_context(request, now=now)).data)
+        return Response(ReviewOutput(outcome, context=_recall_context([outcome], now=now)).data)

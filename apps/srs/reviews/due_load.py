@@ -23,7 +23,8 @@ from apps.srs.core.load_balancing import (
     preview_states,
     previews_balanced,
 )
-from apps.srs.core.scheduling import MemoryStage, MemoryState, Rating, SchedulerConfig, learner_day
+from apps.srs.core.population import CardConfigs
+from apps.srs.core.scheduling import MemoryStage, MemoryState, Rating, learner_day
 from apps.srs.models import CardMemory, ReviewKind, ReviewLog, SchedulingSettings
 
 
@@ -276,7 +277,7 @@ def next_intervals_preview(
     *,
     learner_id: int,
     settings: SchedulingSettings,
-    config: SchedulerConfig,
+    configs: CardConfigs,
     now: datetime,
     states: Mapping[int, MemoryState | None],
 ) -> dict[int, dict[Rating, timedelta]]:
@@ -286,8 +287,9 @@ def next_intervals_preview(
     day began (`due_load_at_day_start`), read once for every card: each interval is the one the
     review gives on this learner day, whatever other reviews come first.
     """
+    card_configs = {card_id: configs.of(card_id) for card_id in states}
     previews = {
-        card_id: preview_states(state, now=now, config=config, learner_id=learner_id, card_id=card_id)
+        card_id: preview_states(state, now=now, config=card_configs[card_id], learner_id=learner_id, card_id=card_id)
         for card_id, state in states.items()
     }
     day_start: DayStartLoad | None = None
@@ -295,13 +297,20 @@ def next_intervals_preview(
         basis = due_load_basis(settings)
         spans = [
             span
-            for at, afters in previews.values()
+            for card_id, (at, afters) in previews.items()
             for after in afters.values()
-            if (span := balance_days(after, reviewed_at=at, config=config, load=basis)) is not None
+            if (span := balance_days(after, reviewed_at=at, config=card_configs[card_id], load=basis)) is not None
         ]
         if spans:
             day_start = due_load_at_day_start(learner_id=learner_id, settings=settings, spans=spans, moment=now)
     if day_start is None:
-        return previews_balanced(previews, states, config=config, load=None)
+        return previews_balanced(previews, states, config=configs.base, load=None)
     leaving = {card_id: day_start.leaving_day(card_id, state) for card_id, state in states.items()}
-    return previews_balanced(previews, states, config=config, load=day_start.load, leaving_days=leaving)
+    return previews_balanced(
+        previews,
+        states,
+        config=configs.base,
+        load=day_start.load,
+        leaving_days=leaving,
+        card_configs=card_configs,
+    )

@@ -1,6 +1,6 @@
 """The probability that a learner recalls a card now: the one mapper every response and every mastery figure uses.
 
-Pure: a stored memory row (or a scheduling state) and the learner's scheduler config in, a figure out.
+Pure: a stored memory row (or a scheduling state) and the config of the learner's card in, a figure out.
 A card never reviewed has no memory, so no probability (None); mastery counts it as 0.
 """
 
@@ -10,7 +10,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from apps.srs.core.scheduling import MemoryState, SchedulerConfig, retrievability
+from apps.srs.core.population import CardConfigs
+from apps.srs.core.scheduling import MemoryState, retrievability
 from apps.srs.models import StoredMemoryState
 from apps.srs.reviews.memory import memory_state_of
 
@@ -25,19 +26,22 @@ class CardRecall:
 
 @dataclass(frozen=True)
 class RecallBasis:
-    """What a probability of recall is computed from besides the card: the learner's config and the moment."""
+    """What a probability of recall is computed from besides the card: the config of each of the learner's
+    cards (the memory model in use for it) and the moment."""
 
-    config: SchedulerConfig
+    configs: CardConfigs
     now: datetime
 
-    def of_state(self, state: MemoryState | None) -> CardRecall:
+    def of_state(self, state: MemoryState | None, *, card_id: int | None) -> CardRecall:
+        """`card_id` None: something other than a card (a quiz question), under the learner's own weights."""
         if state is None:
             return CardRecall(probability=None, computed_at=self.now)
-        return CardRecall(probability=retrievability(state, now=self.now, config=self.config), computed_at=self.now)
+        config = self.configs.base if card_id is None else self.configs.of(card_id)
+        return CardRecall(probability=retrievability(state, now=self.now, config=config), computed_at=self.now)
 
-    def of_memory(self, memory: StoredMemoryState | None) -> CardRecall:
+    def of_memory(self, memory: StoredMemoryState | None, *, card_id: int | None) -> CardRecall:
         """From a stored row, read through `memory_state_of` so every stored value is in FSRS's range."""
-        return self.of_state(memory_state_of(memory))
+        return self.of_state(memory_state_of(memory), card_id=card_id)
 
 
 def mastery_contribution(recall: CardRecall) -> float:

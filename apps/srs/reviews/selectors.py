@@ -20,7 +20,8 @@ from apps.srs.models import CardMemory, ReviewKind, ReviewLog
 from apps.srs.reviews.due_load import next_intervals_preview
 from apps.srs.reviews.memory import memory_state_of
 from apps.srs.reviews.recall import CardRecall, RecallBasis
-from apps.srs.settings.config import learner_day_bounds, scheduler_config_from_settings, scheduling_settings_get
+from apps.srs.settings.config import learner_day_bounds, scheduling_settings_get
+from apps.srs.settings.memory_models import card_configs_get
 
 # Learning steps due within this window are shown now, as Anki does, so a short session can finish.
 LEARN_AHEAD = timedelta(minutes=20)
@@ -205,7 +206,7 @@ def _visible_deck_filter(slug: str) -> tuple[str, tuple[Any, ...]]:
 def _study_queue(*, learner: Any, deck_filter: tuple[str, Sequence[Any]], now: datetime, limit: int) -> StudyQueue:
     """Three statements whatever the deck and history: the deck with every count, the cards shown, due counts."""
     settings = scheduling_settings_get(learner=learner)
-    config = scheduler_config_from_settings(settings)
+    configs = card_configs_get(learner=learner, settings=settings)
     day_start, day_end = learner_day_bounds(settings, now=now)
     learning_until, day_start_value, day_end_value = (
         connection.ops.adapt_datetimefield_value(moment) for moment in (now + LEARN_AHEAD, day_start, day_end)
@@ -260,9 +261,9 @@ def _study_queue(*, learner: Any, deck_filter: tuple[str, Sequence[Any]], now: d
     }
     # Load balanced as the reviews will be: one read of the learner's due counts for every card shown.
     next_intervals = next_intervals_preview(
-        learner_id=learner.pk, settings=settings, config=config, now=now, states=states
+        learner_id=learner.pk, settings=settings, configs=configs, now=now, states=states
     )
-    recall_basis = RecallBasis(config=config, now=now)
+    recall_basis = RecallBasis(configs=configs, now=now)
     return StudyQueue(
         deck=deck_slug,
         items=[
@@ -271,7 +272,7 @@ def _study_queue(*, learner: Any, deck_filter: tuple[str, Sequence[Any]], now: d
                 state=states[row[0]],
                 queue=_queue_of(states[row[0]]),
                 next_intervals=next_intervals[row[0]],
-                recall=recall_basis.of_state(states[row[0]]),
+                recall=recall_basis.of_state(states[row[0]], card_id=row[0]),
             )
             for row in rows
         ],

@@ -112,7 +112,7 @@ class ReviewOutput(serializers.Serializer):
             "due": time_text(state.due) if state else None,
             "duplicate": not outcome.created,
             "replayed": outcome.replayed,
-            **recall_fields(self.context["recall_basis"].of_state(state)),
+            **recall_fields(self.context["recall_basis"].of_state(state, card_id=log.card_id)),
         }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import date, datetime
@@ -25,12 +25,14 @@ from apps.common.errors import Busy, Conflict, DomainError, IdempotencyKeyReused
 from apps.common.prepared import PreparedQuery
 from apps.content.selectors import visible_card_ids_query
 from apps.srs.core import load_balancing, scheduling
+from apps.srs.core.population import CardConfigs
 from apps.srs.core.scheduling import MemoryState, Rating, ReviewEvent
 from apps.srs.models import CardMemory, ReviewKind, ReviewLog, ReviewSource, SchedulerProfile, SchedulingSettings
 from apps.srs.reviews.due_load import DayStartLoad, due_load_at_day_start, due_load_basis
 from apps.srs.reviews.memory import memory_state_of, memory_state_store
 from apps.srs.settings.config import scheduler_config_from_json, scheduling_settings_get
-from apps.srs.settings.services import review_scheduling_ensure
+from apps.srs.settings.memory_models import card_configs_from, card_configs_get, course_models_in_use_query
+from apps.srs.settings.services import review_scheduling_ensure, scheduler_profile_ensure
 
 # An offline session's worth of reviews; larger uploads are split by the client.
 BATCH_LIMIT = 1000
@@ -130,6 +132,9 @@ class ReviewOutcome:
     state: MemoryState | None
     created: bool
     replayed: bool = False
+    # The config of each of the learner's cards as the request found them (their course's memory model
+    # where it is in use): what the card's recall now is read with.
+    configs: CardConfigs | None = None
 
 
 def _memory_apply(
@@ -299,18 +304,22 @@ _VISIBLE_CARD = PreparedQuery(lambda card_id: visible_card_ids_query(card_ids=[c
 _MEMORY_LOCKED = PreparedQuery(
     lambda learner_id, card_id: _memories_locked(learner_id=learner_id, card_ids=[card_id]), -53_002, -53_003
 )
+_COURSE_MODELS = PreparedQuery(lambda learner_id: course_models_in_use_query(learner_id=learner_id), -53_004)
 
 
 def _review_reads(*, learner_id: int, card_ids: list[int]) -> list[_Read]:
-    """Which of the cards may be studied, and their memory rows, locked: read with the learner's turn."""
+    """Which of the cards may be studied, their memory rows, locked, and the course memory models in use for
+    the learner: read with the learner's turn."""
     if len(card_ids) == 1:
         return [
             _Read.of_prepared(_VISIBLE_CARD, card_ids[0]),
             _Read.of_prepared(_MEMORY_LOCKED, learner_id, card_ids[0]),
+            _Read.of_prepared(_COURSE_MODELS, learner_id),
         ]
     return [
         _Read.of_query(visible_card_ids_query(card_ids=card_ids).values_list("pk")),
         _Read.of_query(_memories_locked(learner_id=learner_id, card_ids=card_ids)),
+        _Read.of_prepared(_COURSE_MODELS, learner_id),
     ]
 
 
@@ -323,7 +332,7 @@ def _submit(*, learner: Any, reviews: list[ReviewInput], now: datetime, field_pr
     reads = partial(_review_reads, learner_id=learner.pk, card_ids=card_ids)
     for attempt in range(_WRITE_ATTEMPTS):
         try:
-            with learner_turn(learner_id=learner.pk, reads=reads) as (visible_rows, memory_rows):
+            with learner_turn(learner_id=learner.pk, reads=reads) as (visible_rows, memory_rows, model_rows):
                 _validate(
                     learner=learner,
                     reviews=reviews,
@@ -344,6 +353,7 @@ def _submit(*, learner: Any, reviews: list[ReviewInput], now: datetime, field_pr
                     field_prefix=field_prefix,
                     look_up_seen=attempt > 0,
                     memories=memories,
+                    configs=card_configs_from(model_rows, settings=scheduling_settings_get(learner=learner)),
                 )
         except IntegrityError:
             if attempt == _WRITE_ATTEMPTS - 1:
@@ -455,6 +465,7 @@ def _record(
     field_prefix: str,
     look_up_seen: bool,
     memories: dict[int, CardMemory],
+    configs: CardConfigs,
 ) -> list[ReviewOutcome]:
     """Apply the reviews; `memories`: the reviewed cards' memory rows, locked with the learner's turn."""
     seen = (
@@ -498,14 +509,13 @@ def _record(
             pending=pending,
             memories=memories,
             settings=settings,
-            config=config,
-            profile_id=profile_id,
+            scheduled_with=_card_profiles(configs, card_ids=pending, base=(config, profile_id)),
         )
     for index, review in enumerate(reviews):
         if index not in outcomes:
             first = outcomes[first_index[review.client_review_id]]
             outcomes[index] = ReviewOutcome(log=first.log, state=first.state, created=False)
-    return [outcomes[index] for index in range(len(reviews))]
+    return [replace(outcomes[index], configs=configs) for index in range(len(reviews))]
 
 
 def _time_of(review: ReviewInput) -> datetime:
@@ -522,14 +532,27 @@ def _state_json(state: MemoryState | None) -> dict[str, Any] | None:
     return state.to_dict() if state is not None else None
 
 
+def _card_profiles(
+    configs: CardConfigs, *, card_ids: Iterable[int], base: tuple[scheduling.SchedulerConfig, int]
+) -> dict[int, tuple[scheduling.SchedulerConfig, int]]:
+    """Each card's config and its stored profile: the learner's own (`base`), or its course model's."""
+    profiles = {base[0]: base[1]}
+    found = {}
+    for card_id in card_ids:
+        config = configs.of(card_id)
+        if config not in profiles:
+            profiles[config] = scheduler_profile_ensure(config)
+        found[card_id] = (config, profiles[config])
+    return found
+
+
 def _record_cards(
     *,
     learner_id: int,
     pending: dict[int, list[tuple[int, ReviewInput]]],
     memories: dict[int, CardMemory],
     settings: SchedulingSettings,
-    config: scheduling.SchedulerConfig,
-    profile_id: int,
+    scheduled_with: dict[int, tuple[scheduling.SchedulerConfig, int]],
 ) -> dict[int, ReviewOutcome]:
     """Apply each card's new reviews; a fixed number of statements whatever the cards' histories.
 
@@ -549,7 +572,7 @@ def _record_cards(
         earliest = _time_of(items[card_id][0][1])
         if last is not None and earliest <= last.last_review:
             since[card_id] = earliest
-    configs = {profile_id: config}
+    configs = {profile_id: config for config, profile_id in scheduled_with.values()}
     tails = _tails(learner_id=learner_id, since=since, configs=configs)
 
     outcomes: dict[int, ReviewOutcome] = {}
@@ -568,7 +591,7 @@ def _record_cards(
                 reviewed_at=_time_of(review),
                 duration_ms=review.duration_ms,
                 source=review.source,
-                profile_id=profile_id,
+                profile_id=scheduled_with[card_id][1],
             )
             for _, review in items[card_id]
         ]
@@ -604,7 +627,13 @@ def _record_cards(
         )
 
     if settings.load_balancing:
-        _due_dates_balance(learner_id=learner_id, settings=settings, config=config, outcomes=outcomes, memories=changed)
+        _due_dates_balance(
+            learner_id=learner_id,
+            settings=settings,
+            card_configs={card_id: config for card_id, (config, _) in scheduled_with.items()},
+            outcomes=outcomes,
+            memories=changed,
+        )
     _reviews_store(created=created, rewritten=rewritten, memories=changed)
     return outcomes
 
@@ -664,7 +693,7 @@ def _due_dates_balance(
     *,
     learner_id: int,
     settings: SchedulingSettings,
-    config: scheduling.SchedulerConfig,
+    card_configs: dict[int, scheduling.SchedulerConfig],
     outcomes: dict[int, ReviewOutcome],
     memories: list[CardMemory],
 ) -> None:
@@ -687,7 +716,7 @@ def _due_dates_balance(
     for _, outcome in live:
         if outcome.state is not None and (
             span := load_balancing.balance_days(
-                outcome.state, reviewed_at=outcome.log.reviewed_at, config=config, load=basis
+                outcome.state, reviewed_at=outcome.log.reviewed_at, config=card_configs[outcome.log.card_id], load=basis
             )
         ):
             spans_by_day[basis.day_of(outcome.log.reviewed_at)].append(span)
@@ -722,6 +751,7 @@ def _due_dates_balance(
                 for moved_day, change in moves:
                     counts[moved_day] = max(counts.get(moved_day, 0) + change, 0)
         balanced = after
+        config = card_configs[log.card_id]
         if day_start is not None:
             leaving = day_start.leaving_day(log.card_id, before)
             seed = scheduling.card_fuzz_seed(learner_id=learner_id, card_id=log.card_id, state=before)
@@ -945,4 +975,4 @@ def review_undo(*, learner: Any, review_id: int, now: datetime) -> ReviewOutcome
                 first_review=first_review,
                 settings=scheduling_settings_get(learner=learner),
             ).save()
-        return ReviewOutcome(log=undo, state=restored, created=True)
+        return ReviewOutcome(log=undo, state=restored, created=True, configs=card_configs_get(learner=learner))

@@ -52,6 +52,9 @@ def scheduler_config_get(*, learner: Any) -> SchedulerConfig:
 
 def scheduler_config_json(config: SchedulerConfig) -> dict[str, Any]:
     data = asdict(config)
+    if data["stability_factor"] == 1.0:
+        # Left out where it changes nothing, so a profile stored before it existed keeps its digest.
+        del data["stability_factor"]
     return {key: list(value) if isinstance(value, tuple) else value for key, value in data.items()}
 
 
@@ -65,6 +68,7 @@ def scheduler_config_from_json(data: dict[str, Any]) -> SchedulerConfig:
         # Profiles stored before elapsed time counted learner days name no day: they read as the default one.
         timezone=str(data.get("timezone", "UTC")),
         day_start_hour=int(data.get("day_start_hour", DEFAULT_DAY_START_HOUR)),
+        stability_factor=float(data.get("stability_factor", 1.0)),
     )
 
 

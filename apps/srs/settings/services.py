@@ -125,7 +125,7 @@ def _stored(name: str, value: Any) -> Any:
 def learner_reschedule_start(*, learner_id: int, reason: str) -> None:
     """Queue a reschedule of the learner's review cards under their settings in force, once this transaction commits.
 
-    `reason` says what changed: "parameters" or "desired_retention". The run reads the settings
+    `reason` says what changed: "parameters", "desired_retention" or "memory_model". The run reads the settings
     when it starts, so a change made while one is queued is covered by it and queues nothing more;
     a change made while one runs queues the next.
     """
