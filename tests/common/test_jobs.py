@@ -30,7 +30,7 @@ from apps.common.jobs import (
 )
 from apps.exercises.jobs import GRADINGS
 from apps.interchange.jobs import ANKI_HISTORY_IMPORTS
-from apps.srs.jobs import PARAMETER_FITS, RESCHEDULES, RETENTION_ADVICE
+from apps.srs.jobs import COURSE_MODELS, PARAMETER_FITS, RESCHEDULES, RETENTION_ADVICE
 from apps.srs.models import Reschedule
 
 pytestmark = pytest.mark.django_db
@@ -50,7 +50,8 @@ def dead_worker() -> str:
 def test_every_kind_is_registered_once_by_its_app():
     names = [kind.task_name for kind in job_kinds()]
     assert sorted(names) == sorted(
-        kind.task_name for kind in (GRADINGS, RESCHEDULES, PARAMETER_FITS, RETENTION_ADVICE, ANKI_HISTORY_IMPORTS)
+        kind.task_name
+        for kind in (GRADINGS, RESCHEDULES, PARAMETER_FITS, RETENTION_ADVICE, ANKI_HISTORY_IMPORTS, COURSE_MODELS)
     )
 
 

@@ -13,7 +13,9 @@ from django.urls import reverse
 from apps.srs.models import (
     AnkiHistoryImport,
     CardMemory,
+    CourseMemoryModel,
     DeckPass,
+    LearnerMemoryModel,
     ParameterFit,
     Reschedule,
     ReviewLog,
@@ -57,6 +59,12 @@ def srs_rows(learner, deck_cards) -> None:
         deck_size_bucket=100, limits_digest="0" * 64, requested_at=now,
     )  # fmt: skip
     AnkiHistoryImport.objects.create(learner=learner, package=PACKAGE_BYTES, package_bytes=len(PACKAGE_BYTES))
+    course_model = CourseMemoryModel.objects.create(
+        course=deck_cards[0].deck.lesson.course, status="done", parameters=[0.5] * 21,
+        card_factors={str(deck_cards[0].pk): -0.4}, learners=5, adopted=True, finished_at=now, log_loss=0.31,
+        previous_log_loss=0.33,
+    )  # fmt: skip
+    LearnerMemoryModel.objects.create(memory_model=course_model, learner=learner, uses_course_model=True)
 
 
 def _url(model: type[models.Model], action: str, *args: object) -> str:
@@ -72,7 +80,28 @@ def test_every_page_opens(staff_client, srs_rows, model):
 
 
 def test_every_srs_model_has_an_admin_page():
-    assert {ParameterFit, Reschedule, StoredRetentionAdvice, AnkiHistoryImport} <= set(MODELS)
+    assert {ParameterFit, Reschedule, StoredRetentionAdvice, AnkiHistoryImport, CourseMemoryModel} <= set(MODELS)
+
+
+def test_a_course_models_page_shows_each_learners_decision_and_trains_the_course_again(staff_client, srs_rows):
+    row = CourseMemoryModel.objects.get()
+    page = staff_client.get(_url(CourseMemoryModel, "change", row.pk)).content.decode()
+    assert "ada" in page and "Uses course model" in page
+    listing = staff_client.get(_url(CourseMemoryModel, "changelist")).content.decode()
+    assert 'alt="True"' in listing
+    response = staff_client.post(
+        _url(CourseMemoryModel, "changelist"), {"action": "train_again", "_selected_action": [row.pk]}, follow=True
+    )
+    assert response.status_code == 200
+    assert "is queued" in response.content.decode()
+    queued = CourseMemoryModel.objects.exclude(pk=row.pk).get()
+    assert (queued.course_id, queued.status) == (row.course_id, "queued")
+    # Asked again while it is queued, the admin says so and queues nothing more.
+    again = staff_client.post(
+        _url(CourseMemoryModel, "changelist"), {"action": "train_again", "_selected_action": [row.pk]}, follow=True
+    )
+    assert "already queued or running" in again.content.decode()
+    assert CourseMemoryModel.objects.count() == 2
 
 
 def test_an_anki_history_import_page_does_not_show_the_package(staff_client, srs_rows):

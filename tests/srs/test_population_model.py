@@ -1,13 +1,35 @@
-"""The population model's factors: learned from the course's reviews, shrunk where a card or a learner has few."""
+"""The population model: factors learned from the course's reviews, and a card's schedule and recall under them."""
 
 from __future__ import annotations
 
 import math
 import random
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from apps.srs.core.population import Observation, PopulationFactors, population_fit, recall_with_factor
+from apps.srs.core.population import (
+    FACTOR_BOUND,
+    FACTOR_STEP,
+    CardConfigs,
+    CourseModelInUse,
+    Observation,
+    PopulationFactors,
+    population_fit,
+    recall_with_factor,
+    stability_factor_of,
+)
+from apps.srs.core.scheduling import (
+    DEFAULT_PARAMETERS,
+    MemoryStage,
+    MemoryState,
+    Rating,
+    SchedulerConfig,
+    retrievability,
+    review,
+)
+from apps.srs.settings.config import scheduler_config_digest, scheduler_config_from_json, scheduler_config_json
 
 DECAY = 0.2
 
@@ -84,3 +106,72 @@ def test_a_longer_stability_raises_recall_and_a_shorter_lowers_it_more_the_longe
     # At the stability itself (0.9 at any decay) a factor of e² scales the wait by e^-2.
     gap = 0.9 ** (-1 / DECAY) - 1
     assert recall_with_factor(0.9, decay=DECAY, log_factor=2.0) == pytest.approx((1 + gap * math.exp(-2)) ** -DECAY)
+
+
+START = datetime(2026, 3, 2, 18, 0, tzinfo=UTC)
+
+
+def _reviewed_once() -> MemoryState:
+    """A card rated Easy once: in the review stage, its stability the Easy weight's."""
+    state = review(None, rating=Rating.EASY, reviewed_at=START, config=SchedulerConfig(), fuzz_seed="population")
+    assert state.stage == MemoryStage.REVIEW
+    return state
+
+
+def test_a_stability_factor_scales_the_interval_and_recall_is_the_desired_retention_when_due():
+    state = _reviewed_once()
+    base = SchedulerConfig(desired_retention=0.9)
+    longer = replace(base, stability_factor=2.0)
+    shorter = replace(base, stability_factor=0.5)
+    unfuzzed = {config: config.scheduler()._next_interval(stability=30.0) for config in (base, longer, shorter)}
+    # The interval at which recall, read at the stability times the factor, falls to the desired retention.
+    assert abs(unfuzzed[longer] - 2 * unfuzzed[base]) <= 1
+    assert abs(unfuzzed[shorter] - unfuzzed[base] / 2) <= 1
+    for config in (base, longer, shorter):
+        due = START + timedelta(days=unfuzzed[config])
+        read = replace(state, stability=30.0)
+        assert retrievability(read, now=due, config=config) == pytest.approx(0.9, abs=0.01)
+
+
+def test_recall_under_a_factor_is_the_curve_at_the_longer_stability():
+    state = _reviewed_once()
+    later = START + timedelta(days=12)
+    base = retrievability(state, now=later, config=SchedulerConfig())
+    harder = retrievability(state, now=later, config=SchedulerConfig(stability_factor=math.exp(-0.8)))
+    assert harder < base
+    assert harder == pytest.approx(recall_with_factor(base, decay=DEFAULT_PARAMETERS[20], log_factor=-0.8), abs=1e-9)
+
+
+def test_a_card_of_a_course_model_gets_its_weights_and_factor_and_any_other_card_the_learners_own():
+    base = SchedulerConfig(desired_retention=0.85, parameters=DEFAULT_PARAMETERS)
+    course_weights = tuple(weight * 1.01 for weight in DEFAULT_PARAMETERS)
+    model = CourseModelInUse(
+        memory_model_id=1, course_id=7, parameters=course_weights, card_factors={10: -0.5, 11: 0.0}, learner_factor=0.2
+    )
+    configs = CardConfigs(base=base, models=(model,))
+    hard = configs.of(10)
+    assert (hard.parameters, hard.desired_retention) == (course_weights, 0.85)
+    assert hard.stability_factor == stability_factor_of(-0.3) == pytest.approx(math.exp(-0.3))
+    assert configs.of(11).stability_factor == stability_factor_of(0.2)
+    assert configs.of(99) is base
+    # Equal configs are one object: the scheduler and preview memos hash each once.
+    assert configs.of(10) is hard
+
+
+def test_factors_in_use_are_rounded_and_bounded():
+    assert stability_factor_of(0.0) == 1.0
+    assert stability_factor_of(0.012) == 1.0
+    assert stability_factor_of(0.03) == round(math.exp(FACTOR_STEP), 6)
+    assert stability_factor_of(10.0) == round(math.exp(FACTOR_BOUND), 6)
+    assert stability_factor_of(-10.0) == round(math.exp(-FACTOR_BOUND), 6)
+
+
+def test_a_profile_without_a_factor_keeps_its_digest_and_one_with_it_round_trips():
+    plain = SchedulerConfig(desired_retention=0.88)
+    assert "stability_factor" not in scheduler_config_json(plain)
+    assert scheduler_config_from_json(scheduler_config_json(plain)) == plain
+    factored = replace(plain, stability_factor=1.284025)
+    data = scheduler_config_json(factored)
+    assert data["stability_factor"] == 1.284025
+    assert scheduler_config_from_json(data) == factored
+    assert scheduler_config_digest(factored) != scheduler_config_digest(plain)

@@ -41,6 +41,7 @@ DEFAULTS = {
     "optimized_at": None,
     "reviews_at_last_fit": 0,
     "parameter_fits": [],
+    "memory_models": [],
 }
 ONE_DAY = 24 * 3600
 

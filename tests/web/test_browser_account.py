@@ -13,7 +13,7 @@ from django.utils import timezone
 from apps.accounts.models import LearnerProfile
 from apps.content.models import Deck
 from apps.reminders.models import ReminderPreference
-from apps.srs.models import SchedulingSettings
+from apps.srs.models import CourseMemoryModel, LearnerMemoryModel, SchedulingSettings
 from apps.srs.reviews.services import ReviewInput, reviews_submit
 from tests.support.browser import DESKTOP, Browsing, browsing, first_deck, fits_sideways, no_raw_json
 
@@ -206,3 +206,35 @@ def test_the_learner_sees_their_devices_and_signs_one_out_then_all(web: Browsing
     page.wait_for_url("**/signin**")
     assert not DeviceToken.objects.filter(user=learner).exists()
     assert web.console_errors == []
+
+
+def test_the_settings_say_which_memory_model_schedules_the_learners_cards(
+    desktop: Browsing, shipped_course: None, learner: Any, token: str
+) -> None:
+    deck = first_deck()
+    course = deck.lesson.course
+    model = CourseMemoryModel.objects.create(
+        course=course, status="done", parameters=[0.5] * 21, card_factors={}, learners=37, adopted=True,
+        finished_at=timezone.now(), log_loss=0.31, previous_log_loss=0.33,
+    )  # fmt: skip
+    desktop.sign_in_with_token(token)
+    desktop.goto("/settings")
+    page = desktop.page
+    page.get_by_role("heading", name="Memory model").wait_for()
+    # A learner who began after the training follows the course's model, and is told so, and why.
+    shown = page.locator(".course-models li").first
+    shown.wait_for()
+    text = shown.inner_text()
+    assert f"Your cards of {course.title} are scheduled with the model learned from the reviews of 37" in text
+    assert "began after" in text
+    assert "the default model is in use" not in page.locator(".optimize").inner_text()
+
+    LearnerMemoryModel.objects.create(
+        memory_model=model, learner=learner, uses_course_model=False, evaluated_on_reviews=80, log_loss=0.35,
+        previous_log_loss=0.30,
+    )  # fmt: skip
+    desktop.goto("/settings")
+    page.get_by_role("heading", name="Memory model").wait_for()
+    text = page.locator(".course-models li").first.inner_text()
+    assert "scheduled with your own weights" in text and "Your own weights predicted" in text
+    assert desktop.console_errors == []

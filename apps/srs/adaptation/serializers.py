@@ -47,6 +47,7 @@ class CourseMemoryModelOutput(serializers.Serializer):
     """A course's memory model in use, learned from every learner's reviews, and whether it schedules yours."""
 
     course = serializers.CharField(help_text="The course's slug.")
+    course_title = serializers.CharField(help_text="The course's title.")
     in_use = serializers.BooleanField(
         help_text="True when it schedules your cards of the course (its weights and each card's factor); "
         "false when your own weights do."
@@ -68,6 +69,7 @@ class CourseMemoryModelOutput(serializers.Serializer):
         row, decision = found.course_model, found.decision
         return {
             "course": row.course.slug,
+            "course_title": row.course.title,
             "in_use": found.in_use,
             "why": found.why,
             "trained_at": time_text(row.finished_at),

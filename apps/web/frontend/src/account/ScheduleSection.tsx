@@ -1,4 +1,4 @@
-/** Scheduling settings: the form with its retention advice, and fitting the learner's weights now. */
+/** Scheduling settings: the form with its retention advice, the memory models in use, and fitting the learner's weights now. */
 import { useMemo, useState } from "preact/hooks";
 import { call, client } from "../api/client";
 import { fieldErrors } from "../api/errors";
@@ -276,10 +276,13 @@ function Optimize({ settings }: { settings: Scheduling }) {
   return (
     <div class="optimize">
       <h3>Memory model</h3>
+      <CourseModels models={settings.memory_models} />
       <p class="meta">
         {fit === null
-          ? "Your reviews have not been fitted yet; the default model is in use."
-          : `Latest fit: ${fit.status}${fit.reason ? `. ${fit.reason}` : ""}`}
+          ? settings.memory_models.some((model) => model.in_use)
+            ? "Your own weights have not been fitted to your reviews yet."
+            : "Your reviews have not been fitted yet; the default model is in use."
+          : `Latest fit of your own weights: ${fit.status}${fit.reason ? `. ${fit.reason}` : ""}`}
       </p>
       <button
         type="button"
@@ -297,5 +300,24 @@ function Optimize({ settings }: { settings: Scheduling }) {
       </button>
       <SaveStatus save={save} />
     </div>
+  );
+}
+
+/** Each course's model learned from all its learners, and whether it schedules this learner's cards. */
+function CourseModels({ models }: { models: Scheduling["memory_models"] }) {
+  if (models.length === 0) return null;
+  return (
+    <ul class="course-models">
+      {models.map((model) => (
+        <li key={model.course}>
+          {model.in_use
+            ? `Your cards of ${model.course_title} are scheduled with the model learned from the reviews of ` +
+              `${model.learners} learners of the course, which knows how hard each of its cards is.`
+            : `Your cards of ${model.course_title} are scheduled with your own weights, not the model learned ` +
+              `from ${model.learners} learners of the course.`}{" "}
+          {model.why}
+        </li>
+      ))}
+    </ul>
   );
 }

@@ -1493,6 +1493,46 @@ export interface components {
              */
             tolerance: number | null;
         };
+        /** @description A course's memory model in use, learned from every learner's reviews, and whether it schedules yours. */
+        CourseMemoryModelOutput: {
+            /** @description The course's slug. */
+            course: string;
+            /** @description The course's title. */
+            course_title: string;
+            /** @description True when it schedules your cards of the course (its weights and each card's factor); false when your own weights do. */
+            in_use: boolean;
+            /** @description Why it does or does not. */
+            why: string;
+            /**
+             * Format: date-time
+             * @description When its training finished.
+             */
+            trained_at: string;
+            /** @description Learners whose reviews it was trained on. */
+            learners: number;
+            /**
+             * Format: double
+             * @description Its log loss on every learner's held-out later reviews.
+             */
+            log_loss: number;
+            /**
+             * Format: double
+             * @description The log loss, on the same reviews, of what each learner was scheduled with before.
+             */
+            previous_log_loss: number;
+            /** @description Your later reviews both were scored on; 0 when you began after the training. */
+            your_held_out_reviews: number;
+            /**
+             * Format: double
+             * @description Its log loss on your held-out reviews.
+             */
+            your_log_loss: number | null;
+            /**
+             * Format: double
+             * @description Your own weights' log loss on them.
+             */
+            your_previous_log_loss: number | null;
+        };
         CourseOutput: {
             slug: string;
             title: string;
@@ -2733,9 +2773,10 @@ export interface components {
         /**
          * @description * `parameters` - parameters
          *     * `desired_retention` - desired_retention
+         *     * `memory_model` - memory_model
          * @enum {string}
          */
-        ReasonEnum: "parameters" | "desired_retention";
+        ReasonEnum: "parameters" | "desired_retention" | "memory_model";
         RegionOutput: {
             readonly id: number;
             slug: string;
@@ -2821,6 +2862,7 @@ export interface components {
              *
              *     * `parameters` - parameters
              *     * `desired_retention` - desired_retention
+             *     * `memory_model` - memory_model
              */
             reason: components["schemas"]["ReasonEnum"];
             /** @description Cards in the review stage when the run started; 0 until then. */
@@ -3076,6 +3118,8 @@ export interface components {
             latest_reschedule: components["schemas"]["RescheduleOutput"] | null;
             /** @description The desired retention that costs the least study time per remembered card under the weights in use, and the daily workload at it and at desired_retention, from FSRS's simulator on the workers. */
             retention_advice: components["schemas"]["RetentionAdviceOutput"];
+            /** @description Each course's memory model in use, learned on the workers from every learner's reviews of its cards, adopted only where it predicts held-out reviews with a lower log loss; in_use says whether it schedules your cards of that course. */
+            memory_models: components["schemas"]["CourseMemoryModelOutput"][];
         };
         ScoreOutput: {
             /** Format: double */
