@@ -26,6 +26,7 @@ from apps.srs.adaptation.course_models import (
     course_models_dispatch,
 )
 from apps.srs.adaptation.rescheduling import reschedule_run
+from apps.srs.conf import MIN_LEARNER_HELD_OUT
 from apps.srs.core.population import recall_with_factor, stability_factor_of
 from apps.srs.core.scheduling import DEFAULT_PARAMETERS, SchedulerConfig
 from apps.srs.models import (
@@ -65,10 +66,19 @@ def course_cards(db) -> list[Card]:
     )
 
 
-def _learners_study(cards: list[Card], *, learners: int, seed: int) -> list[Any]:
-    """Learners whose recall follows the defaults' memory with each card's factor; reviews stored as a log."""
+def _learners_study(
+    cards: list[Card],
+    *,
+    learners: int,
+    seed: int,
+    parameters: tuple[float, ...] = DEFAULT_PARAMETERS,
+    card_factor_sign: float = 1.0,
+    wait: float = 1.0,
+) -> list[Any]:
+    """Learners whose recall follows `parameters`' memory with each card's factor (times `card_factor_sign`),
+    coming back after about `wait` times a card's stability; their reviews stored as a log."""
     draw = random.Random(seed)  # noqa: S311 - simulated outcomes, not a secret
-    model = fsrs_rs_python.FSRS(list(DEFAULT_PARAMETERS))
+    model = fsrs_rs_python.FSRS(list(parameters))
     profile_id = scheduler_profile_ensure(SchedulerConfig())
     start = timezone.now().replace(hour=18, minute=0, second=0, microsecond=0) - timedelta(days=DAYS)
     made = []
@@ -82,9 +92,10 @@ def _learners_study(cards: list[Card], *, learners: int, seed: int) -> list[Any]
                 if state is None:
                     rating = draw.choice((1, 3, 3, 4))
                 else:
-                    decay = DEFAULT_PARAMETERS[20]
+                    decay = parameters[20]
                     predicted = float((1 + (0.9 ** (-1 / decay) - 1) * elapsed / state.stability) ** -decay)
-                    truth = recall_with_factor(predicted, decay=decay, log_factor=_factor(card.position))
+                    factor = _factor(card.position) * card_factor_sign
+                    truth = recall_with_factor(predicted, decay=decay, log_factor=factor)
                     rating = draw.choice((2, 3, 3, 4)) if draw.random() < truth else 1
                 at: datetime = start + timedelta(days=day, minutes=draw.randrange(60))
                 rows.append(
@@ -100,10 +111,14 @@ def _learners_study(cards: list[Card], *, learners: int, seed: int) -> list[Any]
                 )
                 following = model.next_states(state, 0.9, elapsed)
                 state = {1: following.again, 2: following.hard, 3: following.good, 4: following.easy}[rating].memory
-                elapsed = max(1, round(state.stability * draw.uniform(0.6, 1.4)))
+                elapsed = max(1, round(state.stability * wait * draw.uniform(0.6, 1.4)))
                 day += elapsed
     ReviewLog.objects.bulk_create(rows)
     return made
+
+
+# A learner who forgets much faster than the defaults expect, on a steeper curve.
+FAST_FORGETTER = (0.05, 0.15, 0.3, 1.2, *DEFAULT_PARAMETERS[4:8], 0.8, *DEFAULT_PARAMETERS[9:20], 0.5)
 
 
 def _trained(course: Course) -> CourseMemoryModel:
@@ -134,6 +149,28 @@ def test_the_course_learns_which_cards_are_hard_and_is_adopted_over_the_default_
     assert set(decisions) == {learner.pk for learner in learners}
     assert sum(decision.uses_course_model for decision in decisions.values()) >= 6
     assert CourseMemoryModel.objects.in_use().get(course=course) == row
+
+
+def test_a_learner_whose_own_weights_predict_them_better_keeps_them(course_cards):
+    # The course's learners forget fast, on a steep curve, and find some cards hard.
+    _learners_study(course_cards, learners=6, seed=8, parameters=FAST_FORGETTER)
+    # One learner remembers as FSRS's defaults say, every card alike: the weights they use are their own.
+    (steady,) = _learners_study(course_cards, learners=1, seed=9, card_factor_sign=0.0, wait=0.5)
+
+    row = _trained(course_cards[0].deck.lesson.course)
+
+    assert row.adopted, row.reason
+    decisions = {decision.learner_id: decision for decision in LearnerMemoryModel.objects.filter(memory_model=row)}
+    theirs = decisions[steady.pk]
+    assert theirs.evaluated_on_reviews >= MIN_LEARNER_HELD_OUT
+    assert theirs.log_loss is not None and theirs.previous_log_loss is not None
+    assert theirs.previous_log_loss < theirs.log_loss
+    assert theirs.uses_course_model is False
+    # The course's model is in use for the others, not for them.
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {device_token_issue(user=steady, device_name=None).key}")
+    (shown,) = client.get("/api/v1/srs/settings/").json()["memory_models"]
+    assert shown["in_use"] is False and shown["your_log_loss"] == theirs.log_loss
 
 
 def test_a_course_with_too_few_learners_is_not_trained_and_keeps_nothing(course_cards):
