@@ -31,7 +31,7 @@ from apps.srs.models import CardMemory, ReviewKind, ReviewLog, ReviewSource, Sch
 from apps.srs.reviews.due_load import DayStartLoad, due_load_at_day_start, due_load_basis
 from apps.srs.reviews.memory import memory_state_of, memory_state_store
 from apps.srs.settings.config import scheduler_config_from_json, scheduling_settings_get
-from apps.srs.settings.memory_models import card_configs_from, card_configs_get, course_models_in_use_query
+from apps.srs.settings.memory_models import COURSE_MODELS_IN_USE, card_configs_from, card_configs_get
 from apps.srs.settings.services import review_scheduling_ensure, scheduler_profile_ensure
 
 # An offline session's worth of reviews; larger uploads are split by the client.
@@ -304,7 +304,6 @@ _VISIBLE_CARD = PreparedQuery(lambda card_id: visible_card_ids_query(card_ids=[c
 _MEMORY_LOCKED = PreparedQuery(
     lambda learner_id, card_id: _memories_locked(learner_id=learner_id, card_ids=[card_id]), -53_002, -53_003
 )
-_COURSE_MODELS = PreparedQuery(lambda learner_id: course_models_in_use_query(learner_id=learner_id), -53_004)
 
 
 def _review_reads(*, learner_id: int, card_ids: list[int]) -> list[_Read]:
@@ -314,12 +313,12 @@ def _review_reads(*, learner_id: int, card_ids: list[int]) -> list[_Read]:
         return [
             _Read.of_prepared(_VISIBLE_CARD, card_ids[0]),
             _Read.of_prepared(_MEMORY_LOCKED, learner_id, card_ids[0]),
-            _Read.of_prepared(_COURSE_MODELS, learner_id),
+            _Read.of_prepared(COURSE_MODELS_IN_USE, learner_id),
         ]
     return [
         _Read.of_query(visible_card_ids_query(card_ids=card_ids).values_list("pk")),
         _Read.of_query(_memories_locked(learner_id=learner_id, card_ids=card_ids)),
-        _Read.of_prepared(_COURSE_MODELS, learner_id),
+        _Read.of_prepared(COURSE_MODELS_IN_USE, learner_id),
     ]
 
 

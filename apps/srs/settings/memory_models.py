@@ -15,6 +15,7 @@ from typing import Any
 
 from django.db.models import FilteredRelation, Q, QuerySet
 
+from apps.common.prepared import PreparedQuery
 from apps.srs.conf import MIN_LEARNER_HELD_OUT
 from apps.srs.core.population import CardConfigs, CourseModelInUse
 from apps.srs.models import CourseMemoryModel, LearnerMemoryModel, SchedulingSettings
@@ -54,6 +55,11 @@ def course_models_in_use_query(*, learner_id: int) -> QuerySet[CourseMemoryModel
     )
 
 
+# Read on every study queue and review: compiled once per connection (the ORM's compile of the outer join
+# and the in-use subquery costs more than the query).
+COURSE_MODELS_IN_USE = PreparedQuery(lambda learner_id: course_models_in_use_query(learner_id=learner_id), -53_004)
+
+
 def card_configs_from(rows: Iterable[tuple[Any, ...]], *, settings: SchedulingSettings) -> CardConfigs:
     """The config of each of the learner's cards, from their settings and `course_models_in_use_query`'s rows."""
     base = scheduler_config_from_settings(settings)
@@ -81,7 +87,7 @@ def card_configs_get(*, learner: Any, settings: SchedulingSettings | None = None
     settings = settings if settings is not None else scheduling_settings_get(learner=learner)
     if settings.parameters_pinned:
         return CardConfigs(base=scheduler_config_from_settings(settings))
-    return card_configs_from(course_models_in_use_query(learner_id=learner.pk), settings=settings)
+    return card_configs_from(COURSE_MODELS_IN_USE.all(learner.pk), settings=settings)
 
 
 @dataclass(frozen=True, slots=True)
