@@ -156,6 +156,7 @@ class CourseMemoryModelAdmin(ReadOnlyAdmin):
         "id",
         "course",
         "status",
+        "phase",
         "adopted",
         "in_use",
         "learners",

@@ -42,8 +42,9 @@ RETENTION_ADVICE = JobKind(
     stalled_after=timedelta(minutes=10),
     publish_timeout_seconds=PUBLISH_TIMEOUT_SECONDS,
 )
-# A course's training takes a worker seconds to a few minutes (every review of the course, read once) and
-# saves nothing until it ends: half an hour of silence means its worker stopped. It is tried twice.
+# A course's training reads every review of the course once and saves its phase as it goes; the longest
+# phase, the fit, took 9 s of CPU for 137,000 reviews and grows with them: half an hour of silence means
+# its worker stopped. It is tried twice.
 COURSE_MODELS = JobKind(
     model=CourseMemoryModel,
     task_name=COURSE_MODEL_TASK,

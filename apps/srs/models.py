@@ -291,6 +291,14 @@ class CourseMemoryModelQuerySet(models.QuerySet["CourseMemoryModel"]):
         return self.filter(pk=Subquery(latest))
 
 
+class CourseModelPhase(models.TextChoices):
+    WAITING = "waiting", "Waiting for a worker"
+    READING = "reading", "Reading the course's reviews"
+    TRAINING = "training", "Fitting the course's weights and the card and learner factors"
+    SCORING = "scoring", "Scoring it and what is in use on the held-out reviews"
+    FINISHED = "finished", "Finished"
+
+
 class CourseMemoryModel(BackgroundJob):
     """One training of a course's population model on every learner's reviews, kept whether adopted or not.
 
@@ -322,6 +330,12 @@ class CourseMemoryModel(BackgroundJob):
     previous_rmse_bins = models.FloatField(null=True, blank=True, help_text="RMSE(bins) of those weights.")
     adopted = models.BooleanField(default=False)
     reason = models.TextField(blank=True, help_text="Why it was adopted or not, or why the training failed.")
+    phase = models.CharField(
+        max_length=10,
+        choices=CourseModelPhase.choices,
+        default=CourseModelPhase.WAITING,
+        help_text="What the training is doing; each change is its heartbeat.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -32,6 +32,7 @@ from apps.srs.core.scheduling import DEFAULT_PARAMETERS, SchedulerConfig
 from apps.srs.models import (
     CardMemory,
     CourseMemoryModel,
+    CourseModelPhase,
     LearnerMemoryModel,
     Reschedule,
     RescheduleReason,
@@ -336,3 +337,12 @@ def test_adopting_a_model_moves_the_learners_review_cards_under_it(course_cards)
     # An easy card's interval grows by less than a hard one's shrinks (the factors are shrunk toward 0):
     # it may still lie in the range fuzz allows, where a reschedule leaves a due date alone.
     assert after[easy.pk] >= before[easy.pk]
+
+
+def test_a_finished_training_says_so_and_a_queued_one_is_waiting(course_cards):
+    _learners_study(course_cards, learners=5, seed=10)
+    queued = course_model_request(course=course_cards[0].deck.lesson.course)
+    assert queued.phase == CourseModelPhase.WAITING
+    done = course_model_run(course_model_id=queued.pk, now=timezone.now())
+    assert done is not None
+    assert CourseMemoryModel.objects.values_list("phase", flat=True).get(pk=queued.pk) == CourseModelPhase.FINISHED

@@ -22,7 +22,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count
 
 from apps.common.errors import Conflict
-from apps.common.jobs import JobStatus, job_claim, job_finish, job_publish_after_commit
+from apps.common.jobs import JobStatus, job_claim, job_finish, job_heartbeat, job_publish_after_commit
 from apps.content.models import Card, Course
 from apps.srs.adaptation.optimization import learner_day_function
 from apps.srs.conf import MIN_LEARNER_HELD_OUT
@@ -38,7 +38,14 @@ from apps.srs.core.optimizer import FitMetrics, RecallPrediction, adoption_refus
 from apps.srs.core.population import PopulationFactors
 from apps.srs.core.scheduling import DEFAULT_PARAMETERS
 from apps.srs.jobs import COURSE_MODELS
-from apps.srs.models import CourseMemoryModel, LearnerMemoryModel, RescheduleReason, ReviewLog, SchedulingSettings
+from apps.srs.models import (
+    CourseMemoryModel,
+    CourseModelPhase,
+    LearnerMemoryModel,
+    RescheduleReason,
+    ReviewLog,
+    SchedulingSettings,
+)
 from apps.srs.settings.rules import scheduling_settings_in_force
 from apps.srs.settings.services import learner_reschedule_start
 
@@ -161,7 +168,15 @@ def population_model_from_row(row: CourseMemoryModel, *, learners: dict[str, flo
     )
 
 
-def _train(course_id: int) -> _Trained:
+def _phase(row: CourseMemoryModel, phase: str) -> None:
+    """Say what the training is doing now; saving it is the heartbeat that tells others its worker is alive."""
+    row.phase = phase
+    job_heartbeat(COURSE_MODELS, row, fields=("phase",))
+
+
+def _train(row: CourseMemoryModel) -> _Trained:
+    course_id = row.course_id
+    _phase(row, CourseModelPhase.READING)
     reviews = _course_reviews(course_id)
     learner_ids = sorted({learner_id for learner_id, _, _, _ in reviews})
     if len(learner_ids) < MIN_LEARNERS_TO_TRAIN or len(reviews) < MIN_REVIEWS_TO_TRAIN:
@@ -197,7 +212,9 @@ def _train(course_id: int) -> _Trained:
         )
         for review, name in split
     ]
+    _phase(row, CourseModelPhase.TRAINING)
     model = population_model_train(rows, day_of=day_of)
+    _phase(row, CourseModelPhase.SCORING)
     previous, decisions = _previous_model(course_id)
 
     def weights_of(learner: str) -> tuple[float, ...]:
@@ -260,6 +277,7 @@ _OUTCOME_FIELDS = (
     "previous_rmse_bins",
     "adopted",
     "reason",
+    "phase",
 )
 
 
@@ -287,6 +305,7 @@ def _finish(row: CourseMemoryModel, outcome: _Trained, *, now: datetime) -> Cour
         row.evaluated_on_reviews = outcome.evaluated.reviews
         row.log_loss, row.rmse_bins = outcome.evaluated.log_loss, outcome.evaluated.rmse_bins
         row.previous_log_loss, row.previous_rmse_bins = outcome.in_use.log_loss, outcome.in_use.rmse_bins
+    row.phase = CourseModelPhase.FINISHED
     row.adopted = not refusal and outcome.model is not None
     row.reason = refusal or "Adopted: it predicted the learners' later reviews with a lower log loss."
     with transaction.atomic():
@@ -320,7 +339,7 @@ def course_model_run(*, course_model_id: int, now: datetime) -> CourseMemoryMode
     if row is None:
         return None
     try:
-        outcome = _train(row.course_id)
+        outcome = _train(row)
     except Exception as error:
         logger.exception("Training %s of course %s failed", row.pk, row.course_id)
         row.reason = f"The training failed: {error}"
