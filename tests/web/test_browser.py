@@ -65,6 +65,18 @@ def test_the_lesson_reads_every_section(web: Browsing, shipped_course: None, tok
     web.timing_record("lesson page usable", seconds)
     web.screenshot("lesson")
     assert web.axe_serious() == []
+    # The contents take the reader to each section: the last one is scrolled into view, the hash kept.
+    last = lesson.sections.order_by("position").last()
+    assert last is not None
+    heading = web.page.locator(f"#h-{last.slug}")
+    web.page.get_by_role("navigation", name="Sections").get_by_role("link", name=last.title).click()
+    web.page.wait_for_url(f"**/lessons/{lesson.slug}#{last.slug}")
+    web.page.wait_for_function(
+        "id => { const top = document.getElementById(id).getBoundingClientRect().top;"
+        " return top >= 0 && top < window.innerHeight; }",
+        arg=f"h-{last.slug}",
+    )
+    assert heading.is_visible()
     assert web.console_errors == []
 
 

@@ -129,7 +129,9 @@ export function interceptLinks(root: HTMLElement): void {
     const url = new URL(anchor.href, location.href);
     if (url.origin !== location.origin || url.pathname.startsWith("/api/") || url.pathname.startsWith("/admin")) return;
     if (matchPath(url.pathname).route === null) return;
+    // A link to a place on this very page (a lesson's contents): the browser scrolls to it and keeps the hash.
+    if (url.hash && url.pathname === location.pathname && url.search === location.search) return;
     event.preventDefault();
-    navigate(url.pathname + url.search);
+    navigate(url.pathname + url.search + url.hash);
   });
 }
