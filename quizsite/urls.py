@@ -30,11 +30,12 @@ urlpatterns = [
     path("healthz", HealthView.as_view(), name="healthz"),
     path(settings.MEDIA_URL.strip("/") + "/", include("apps.interchange.urls")),
     path("", include("apps.reminders.urls")),
-    # Last: the learner web app's client routes (apps.web.routes); any other path is still a 404.
+    # Last: the learner web app's client routes (apps.web.routes); any other path is a 404 (the app's own
+    # page for a browser: apps.web.views.page_not_found_view).
     path("", include("apps.web.urls")),
 ]
 
 handler400 = "apps.common.errors.bad_request_view"
 handler403 = "apps.common.errors.permission_denied_view"
-handler404 = "apps.common.errors.not_found_view"
+handler404 = "apps.web.views.page_not_found_view"
 handler500 = "apps.common.errors.server_error_view"

@@ -9,6 +9,8 @@ from django.views.decorators.cache import cache_control
 from django.views.decorators.csp import csp_override
 from django.views.decorators.http import require_safe
 
+from apps.common.errors import not_found_view
+
 # The shell and its bundle load only from this server and run no inline code, so nothing else is
 # allowed: an injected script or style cannot run. Images may be data: and blob: URLs (card images
 # the app builds), workers blob: ones. SECURE_CSP stays empty: the admin and the API docs keep
@@ -36,3 +38,22 @@ def shell_view(request: HttpRequest, **route_params: str) -> HttpResponse:
     """The route's parameters are the app's to read from the address; the page never reads the database."""
     # Rendered without the request, so no context processor can look up the user or the session.
     return HttpResponse(render_to_string("web/shell.html"))
+
+
+@cache_control(no_cache=True)
+@csp_override(SHELL_CSP)
+def _shell_not_found(request: HttpRequest) -> HttpResponse:
+    return HttpResponse(render_to_string("web/shell.html"), status=404)
+
+
+# Paths a browser never reads as the app's pages: their 404 stays the API's JSON.
+_NOT_THE_APPS = ("/api/", "/admin/", "/static/", "/media/")
+
+
+def page_not_found_view(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """A 404: for a browser asking for a page at a path the app does not have, the app's shell (which says
+    "Page not found" in the app's own frame, with the way home); for anything else, the API's JSON error."""
+    wants_page = request.method in ("GET", "HEAD") and "text/html" in request.headers.get("Accept", "")
+    if wants_page and not request.path.startswith(_NOT_THE_APPS):
+        return _shell_not_found(request)
+    return not_found_view(request, exception)

@@ -125,6 +125,36 @@ def test_links_from_elsewhere_open_working_pages(
     assert desktop.console_errors == []
 
 
+def test_a_path_the_app_does_not_have_is_a_page_of_the_app_that_says_so(
+    desktop: Browsing, shipped_course: None, token: str
+) -> None:
+    desktop.sign_in_with_token(token)
+    with desktop.page.expect_response(lambda response: response.url.endswith("/no-such-page")) as answer:
+        desktop.goto("/no-such-page", usable=desktop.page.get_by_role("heading", name="Page not found"))
+    assert answer.value.status == 404
+    main = desktop.page.locator("main").inner_text()
+    assert "There is no page at /no-such-page" in main
+    no_raw_json(desktop)
+    # The app's own frame, with the way home.
+    desktop.page.get_by_role("link", name="Back to home").click()
+    desktop.page.wait_for_url(desktop.base_url + "/")
+    assert desktop.axe_serious() == []
+    assert [error for error in desktop.console_errors if "404" not in error] == []
+
+
+def test_an_unknown_deck_says_so_with_the_way_home_and_no_retry(
+    desktop: Browsing, shipped_course: None, token: str
+) -> None:
+    desktop.sign_in_with_token(token)
+    desktop.goto("/decks/nope/study", usable=desktop.page.get_by_role("alert"))
+    alert = desktop.page.get_by_role("alert")
+    alert.filter(has_text="Nothing is at this address").wait_for()
+    assert desktop.page.get_by_role("button", name="Try again").count() == 0
+    alert.get_by_role("link", name="Back to home").click()
+    desktop.page.wait_for_url(desktop.base_url + "/")
+    assert desktop.axe_serious() == []
+
+
 def test_the_phone_layout_does_not_scroll_sideways(
     chromium: Browser, live_server: Any, shipped_course: None, token: str
 ) -> None:

@@ -114,6 +114,20 @@ def test_the_shell_has_its_content_security_policy_and_is_revalidated(client):
 def test_other_paths_are_still_not_found(client, path):
     response = client.get(path)
     assert response.status_code == 404
+    assert response.json()["error"]["code"] == "not_found"
+    assert "Content-Security-Policy" not in response
+    # A browser asking for a page there gets the app, which says so in its own frame; still a 404.
+    page = client.get(path, HTTP_ACCEPT="text/html,application/xhtml+xml,*/*;q=0.8")
+    assert page.status_code == 404
+    assert page["Content-Security-Policy"] == EXPECTED_CSP
+    assert page.content == client.get("/progress").content
+
+
+@pytest.mark.parametrize("path", ["/api/v1/unknown/", "/admin/nope/", "/static/nope.js"])
+def test_a_browser_asking_for_what_is_not_the_apps_gets_the_json_404(client, staff_user, path):
+    client.force_login(staff_user)
+    response = client.get(path, HTTP_ACCEPT="text/html")
+    assert response.status_code == 404
     assert "Content-Security-Policy" not in response
 
 

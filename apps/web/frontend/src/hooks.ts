@@ -1,10 +1,11 @@
 /** Loading API data into a component, and asking for it again until it is ready. */
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
-import { describeError } from "./api/errors";
+import { ApiProblem, describeError } from "./api/errors";
 
 export type Loaded<T> =
   | { state: "loading" }
-  | { state: "error"; message: string }
+  // notFound: what the address names does not exist; asking again cannot help.
+  | { state: "error"; message: string; notFound?: boolean }
   | { state: "ready"; data: T };
 
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): [Loaded<T>, () => void] {
@@ -15,7 +16,13 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): [Loaded<T>,
     setValue({ state: "loading" });
     load().then(
       (data) => live && setValue({ state: "ready", data }),
-      (error: unknown) => live && setValue({ state: "error", message: describeError(error) }),
+      (error: unknown) =>
+        live &&
+        setValue({
+          state: "error",
+          message: describeError(error),
+          notFound: error instanceof ApiProblem && error.status === 404,
+        }),
     );
     return () => {
       live = false;

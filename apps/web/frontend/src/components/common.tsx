@@ -17,6 +17,18 @@ export function ErrorMessage({ message, onRetry }: { message: string; onRetry?: 
   );
 }
 
+/** What an address names does not exist (the API said 404): said in words, with the way home, and no retry. */
+export function NothingHere() {
+  return (
+    <div class="alert alert-error" role="alert">
+      <p>Nothing is at this address: what it names does not exist, or is no longer open to you.</p>
+      <p>
+        <a href="/">Back to home</a>
+      </p>
+    </div>
+  );
+}
+
 export function Notice({ children }: { children: ComponentChildren }) {
   return (
     <div class="alert alert-info" role="status">
@@ -44,6 +56,7 @@ export function Await<T>({
   children: (data: T) => ComponentChildren;
 }) {
   if (value.state === "loading") return <Loading />;
+  if (value.state === "error" && value.notFound) return <NothingHere />;
   if (value.state === "error") return <ErrorMessage message={value.message} onRetry={retry} />;
   return <>{children(value.data)}</>;
 }

@@ -1,8 +1,8 @@
 /** Memory Deck study: flip the card, rate how well you knew it, undo, until nothing is due. */
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { call, client } from "../api/client";
-import { describeError, isNetworkFailure } from "../api/errors";
-import { ErrorMessage, Loading, PageTitle } from "../components/common";
+import { ApiProblem, describeError, isNetworkFailure } from "../api/errors";
+import { ErrorMessage, Loading, NothingHere, PageTitle } from "../components/common";
 import { RichText } from "../components/RichText";
 import { describeInterval, formatInterval, plural } from "../format";
 import { useTitle } from "../hooks";
@@ -38,6 +38,8 @@ export default function DeckStudy({ slug }: { slug: string }) {
   useTitle(`Study ${title}`);
   const [state, setState] = useState<S.StudyState | null>(null);
   const [loadError, setLoadError] = useState<string | null>(null);
+  // The deck does not exist, or the learner may not study it: asking again cannot help.
+  const [missing, setMissing] = useState(false);
   const [actionError, setActionError] = useState<string | null>(null);
   const [busy, setBusyState] = useState(false);
   // Read by handlers before the next render: a second key press must not rate the same card twice.
@@ -57,11 +59,13 @@ export default function DeckStudy({ slug }: { slug: string }) {
   const load = useCallback(
     async (history: S.Done[] = []) => {
       setLoadError(null);
+      setMissing(false);
       try {
         const study = await call(client.GET("/api/v1/decks/{slug}/study/", { params: { path: { slug } } }));
         setState(S.startState(study, history));
         shownAt.current = performance.now();
       } catch (error) {
+        setMissing(error instanceof ApiProblem && error.status === 404);
         setLoadError(describeError(error));
       }
     },
@@ -190,7 +194,7 @@ export default function DeckStudy({ slug }: { slug: string }) {
     return (
       <>
         <PageTitle>Study {title}</PageTitle>
-        <ErrorMessage message={loadError} onRetry={() => void load()} />
+        {missing ? <NothingHere /> : <ErrorMessage message={loadError} onRetry={() => void load()} />}
       </>
     );
   }
