@@ -92,10 +92,14 @@ describe("grading summaries", () => {
     const q = question("multiple_choice");
     const key = { choices: ["id-x", "id-y", "id-z"], accepted_answers: [], number: null, tolerance: null };
     const twoOfThree = graded({ response: { choices: ["id-x", "id-y"] }, credit: 2 / 3, correct_answer: key });
-    expect(Q.partialSummary(q, twoOfThree)).toBe("2 of 3 correct, 0.67");
+    expect(Q.partialSummary(q, twoOfThree)).toBe("2 of the 3 correct choices picked");
+    expect(Q.creditLine(q, twoOfThree)).toBe("Credit: 0.67 of 1 (2 of the 3 correct choices picked)");
     expect(Q.verdictOf(twoOfThree)).toBe("partial");
     const withWrong = graded({ response: { choices: ["id-x", "id-y", "id-z", "id-w"] }, credit: 2 / 3, correct_answer: key });
-    expect(Q.partialSummary(q, withWrong)).toBe("3 of 3 correct, 1 wrong, 0.67");
+    expect(Q.partialSummary(q, withWrong)).toBe("3 of the 3 correct choices picked, and 1 wrong one");
+    const noneRight = graded({ response: { choices: ["id-w"] }, credit: 0, correct_answer: key });
+    expect(Q.creditLine(q, noneRight)).toBe("Credit: 0 of 1 (0 of the 3 correct choices picked, and 1 wrong one)");
+    expect(Q.creditLine(question("single_choice"), twoOfThree)).toBe("Credit: 0.67 of 1");
     expect(Q.partialSummary(question("single_choice"), twoOfThree)).toBeNull();
   });
 
@@ -105,7 +109,11 @@ describe("grading summaries", () => {
       response: { choices: ["id-z", "id-x", "gone"] },
       correct_answer: { choices: ["id-x", "id-y"], accepted_answers: [], number: null, tolerance: null },
     });
-    expect(Q.responseLines(q, answer)).toEqual(["Prefetch", "Batch", "(a choice no longer in this question)"]);
+    expect(Q.responseLines(q, answer)).toEqual([
+      "Prefetch",
+      "Batch (wrong pick)",
+      "(a choice no longer in this question) (wrong pick)",
+    ]);
     expect(Q.correctLines(q, answer)).toEqual(["Prefetch", "Cache"]);
   });
 

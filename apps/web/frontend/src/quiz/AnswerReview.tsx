@@ -3,8 +3,7 @@ import { RichText } from "../components/RichText";
 import {
   VERDICT_LABEL,
   correctLines,
-  formatCredit,
-  partialSummary,
+  creditLine,
   responseLines,
   verdictOf,
   type Graded,
@@ -47,17 +46,15 @@ export function AnswerReview({
       </div>
     );
   }
-  const partial = partialSummary(question, answer);
   const accepted = question.kind === "short_text";
   return (
     <div class="quiz-review">
       <p class="quiz-verdict">
         {badge && <VerdictBadge answer={answer} />}
-        {partial !== null ? (
-          <span class="quiz-credit">{badge ? " " : ""}Partial credit: {partial}</span>
-        ) : (
-          <span class="quiz-credit">{badge ? " " : ""}Credit: {formatCredit(answer.credit)}</span>
-        )}
+        <span class="quiz-credit">
+          {badge ? " " : ""}
+          {creditLine(question, answer)}
+        </span>
       </p>
       <dl class="quiz-compare">
         <div>

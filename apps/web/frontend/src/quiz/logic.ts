@@ -140,8 +140,8 @@ export function formatPercent(score: number): string {
 }
 
 /**
- * How a multiple-choice answer scored, e.g. "2 of 3 correct, 0.67" or "3 of 3 correct, 1 wrong, 0.67".
- * Null for other kinds, whose credit is all or nothing.
+ * What a multiple-choice answer's credit came from, e.g. "2 of the 3 correct choices picked" or
+ * "3 of the 3 correct choices picked, and 1 wrong one". Null for other kinds, all or nothing.
  */
 export function partialSummary(question: Question, answer: Graded): string | null {
   if (question.kind !== "multiple_choice") return null;
@@ -149,10 +149,15 @@ export function partialSummary(question: Question, answer: Graded): string | nul
   const picked = answer.response.choices ?? [];
   const right = picked.filter((key) => correct.has(key)).length;
   const wrong = picked.length - right;
-  const parts = [`${right} of ${correct.size} correct`];
-  if (wrong > 0) parts.push(`${wrong} wrong`);
-  parts.push(formatCredit(answer.credit));
-  return parts.join(", ");
+  const summary = `${right} of the ${correct.size} correct choices picked`;
+  return wrong === 0 ? summary : `${summary}, and ${wrong} wrong ${wrong === 1 ? "one" : "ones"}`;
+}
+
+/** The credit line: "Credit: 0.67 of 1 (2 of the 3 correct choices picked)". */
+export function creditLine(question: Question, answer: Graded): string {
+  const partial = partialSummary(question, answer);
+  const credit = `Credit: ${formatCredit(answer.credit)} of 1`;
+  return partial === null ? credit : `${credit} (${partial})`;
 }
 
 function choiceTexts(question: Question, keys: string[]): string[] {
@@ -170,7 +175,12 @@ export function responseLines(question: Question, answer: Graded): string[] {
     const order = new Map(question.choices.map((choice, index) => [choice.key, index]));
     const place = (key: string) => order.get(key) ?? order.size;
     const sorted = [...response.choices].sort((a, b) => place(a) - place(b));
-    return choiceTexts(question, sorted);
+    // Each pick the key does not hold is said to be wrong, in words (not by colour alone).
+    const correct = new Set(answer.correct_answer.choices);
+    return sorted.map((key) => {
+      const [text] = choiceTexts(question, [key]);
+      return correct.has(key) ? `${text}` : `${text} (wrong pick)`;
+    });
   }
   if (response.text !== undefined) return [response.text];
   if (response.number !== undefined) return [formatNumber(response.number)];
