@@ -67,6 +67,8 @@ def test_settings_are_saved_to_the_account(desktop_in_paris: Browsing, learner: 
     settings = SchedulingSettings.objects.get(learner=learner)
     assert settings.timezone == "Asia/Tokyo"
     assert settings.desired_retention == pytest.approx(0.85)
+    # Reminders follow the zone just saved, without a reload.
+    page.get_by_text("In your time zone (Asia/Tokyo).").wait_for()
 
     page.get_by_label("Display name").fill("Ada L.")
     page.get_by_role("button", name="Save profile").click()

@@ -76,7 +76,19 @@ describe("adviceText", () => {
   it("compares the advised workload with the learner's", () => {
     const text = adviceText(ready, 0.9) ?? "";
     expect(text).toContain("0.86 would cost the least study time");
-    expect(text).toContain("about 8 minutes of study a day, against about 12 minutes at your 0.90");
+    expect(text).toContain("about 8.2 minutes of study a day, against about 12 minutes at your 0.90");
+  });
+
+  it("compares reviews where the two workloads take the same minutes", () => {
+    const light: Advice = {
+      ...ready,
+      advised_retention: 0.7,
+      advised: { reviews_per_day: 3.2, minutes_per_day: 1.02 },
+      current: { reviews_per_day: 6.9, minutes_per_day: 0.98 },
+    };
+    const text = adviceText(light, 0.9) ?? "";
+    expect(text).not.toContain("about 1 minute of study a day, against about 1 minute");
+    expect(text).toContain("about 3 reviews a day, against 7 at your 0.90, the same study time");
   });
 
   it("says when the learner's setting is already the advised one", () => {

@@ -70,7 +70,13 @@ function patchOf(saved: Scheduling, draft: ScheduleDraft): Record<string, unknow
   return changed(saved as unknown as Record<string, unknown>, edited);
 }
 
-export function SchedulingForm({ initial }: { initial: Scheduling }) {
+export function SchedulingForm({
+  initial,
+  onSaved,
+}: {
+  initial: Scheduling;
+  onSaved?: (next: Scheduling) => void;
+}) {
   const browser = useMemo(browserTimeZone, []);
   const [saved, setSaved] = useState(initial);
   const [draft, setDraft] = useState(() =>
@@ -98,8 +104,10 @@ export function SchedulingForm({ initial }: { initial: Scheduling }) {
     onError: () => true,
   }, [advice]);
 
-  const desired = Number(draft.desired_retention);
-  const text = adviceText(advice, Number.isFinite(desired) ? desired : saved.desired_retention);
+  // The advice weighs the saved retention (its workloads are worked out for it), not one being typed.
+  const text = adviceText(advice, saved.desired_retention);
+  const typed = Number(draft.desired_retention);
+  const desired = Number.isFinite(typed) ? typed : saved.desired_retention;
   const advised = advice.status === "ready" ? advice.advised_retention : null;
   const tzHint =
     draft.timezone !== saved.timezone && saved.updated_at === null && draft.timezone === browser
@@ -117,6 +125,7 @@ export function SchedulingForm({ initial }: { initial: Scheduling }) {
             if (Object.keys(body).length === 0) return "Nothing to save: the settings are as they were.";
             const next = await call(client.PATCH("/api/v1/srs/settings/", { body: body as SchedulingPatch }));
             setSaved(next);
+            onSaved?.(next);
             setDraft(draftOf(next, next.timezone));
             setAdvice(next.retention_advice);
             return "desired_retention" in body

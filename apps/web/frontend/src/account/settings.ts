@@ -69,8 +69,9 @@ export interface Advice {
   current: Workload | null;
 }
 
+/** Minutes a day: whole ones from 10 on, tenths below, where a minute or two apart is a real difference. */
 function minutes(value: number): string {
-  const rounded = Math.round(value);
+  const rounded = value >= 10 ? Math.round(value) : Math.round(value * 10) / 10;
   return rounded === 1 ? "1 minute" : `${rounded} minutes`;
 }
 
@@ -83,10 +84,17 @@ export function adviceText(advice: Advice, desired: number): string | null {
     const cost = advice.current ? `, about ${minutes(advice.current.minutes_per_day)} of study a day` : "";
     return `Your desired retention, ${desired.toFixed(2)}, already costs the least study time per card remembered${cost}.`;
   }
-  const cost =
-    advice.advised && advice.current
-      ? `: about ${minutes(advice.advised.minutes_per_day)} of study a day, against about ${minutes(advice.current.minutes_per_day)} at your ${desired.toFixed(2)}`
-      : "";
+  const advisedLoad = advice.advised;
+  const currentLoad = advice.current;
+  let cost = "";
+  if (advisedLoad && currentLoad) {
+    const advisedMinutes = minutes(advisedLoad.minutes_per_day);
+    const currentMinutes = minutes(currentLoad.minutes_per_day);
+    cost =
+      advisedMinutes === currentMinutes
+        ? `: about ${Math.round(advisedLoad.reviews_per_day)} reviews a day, against ${Math.round(currentLoad.reviews_per_day)} at your ${desired.toFixed(2)}, the same study time`
+        : `: about ${advisedMinutes} of study a day, against about ${currentMinutes} at your ${desired.toFixed(2)}`;
+  }
   return `${advised.toFixed(2)} would cost the least study time per card remembered${cost}. It is advice only: nothing changes unless you set it.`;
 }
 

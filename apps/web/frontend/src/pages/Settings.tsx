@@ -6,6 +6,7 @@ import { SchedulingForm } from "../account/ScheduleSection";
 import { call, client } from "../api/client";
 import type { components } from "../api/schema";
 import { Await, PageTitle } from "../components/common";
+import { useState } from "preact/hooks";
 import { useLoad, useTitle } from "../hooks";
 import type { Me } from "../session";
 
@@ -26,17 +27,23 @@ export default function Settings() {
     <div class="settings">
       <PageTitle>Settings</PageTitle>
       <Await value={value} retry={retry}>
-        {({ me, scheduling }) => (
-          <>
-            <ProfileForm me={me} />
-            <SchedulingForm initial={scheduling} />
-            <RemindersForm me={me} timezone={scheduling.timezone} />
-            <PasswordForm />
-            <DevicesSection />
-            <DataSection me={me} />
-          </>
-        )}
+        {({ me, scheduling }) => <SettingsSections me={me} scheduling={scheduling} />}
       </Await>
     </div>
+  );
+}
+
+function SettingsSections({ me, scheduling }: { me: Me; scheduling: Scheduling }) {
+  // Reminders are sent in the time zone scheduling saves: they follow it as soon as it is saved.
+  const [timezone, setTimezone] = useState(scheduling.timezone);
+  return (
+    <>
+      <ProfileForm me={me} />
+      <SchedulingForm initial={scheduling} onSaved={(next) => setTimezone(next.timezone)} />
+      <RemindersForm me={me} timezone={timezone} />
+      <PasswordForm />
+      <DevicesSection />
+      <DataSection me={me} />
+    </>
   );
 }
