@@ -104,6 +104,10 @@ def test_a_bad_value_is_refused_in_words(desktop: Browsing, learner: Any, token:
     assert "0.99" in retention.inner_text()
     assert page.get_by_label("Desired retention").get_attribute("aria-invalid") == "true"
     assert page.locator("#timezone-errors").inner_text().strip()
+    # The banner points to the marked fields; it does not repeat them in the API's field names.
+    banner = page.locator("section[aria-labelledby=scheduling-title] .alert-error").inner_text()
+    assert "please correct the 2 fields marked below" in banner
+    assert "desired_retention" not in banner and "timezone:" not in banner
     no_raw_json(desktop)
     # All or nothing: neither value was stored.
     assert not SchedulingSettings.objects.filter(learner=learner).exists()

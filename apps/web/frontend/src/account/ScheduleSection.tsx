@@ -70,6 +70,20 @@ function patchOf(saved: Scheduling, draft: ScheduleDraft): Record<string, unknow
   return changed(saved as unknown as Record<string, unknown>, edited);
 }
 
+// The fields the form shows its own messages beside.
+const SCHEDULING_FIELDS = [
+  "timezone",
+  "desired_retention",
+  "day_start_hour",
+  "new_cards_per_day",
+  "max_reviews_per_day",
+  "maximum_interval_days",
+  "leech_threshold",
+  "suspend_leeches",
+  "load_balancing",
+  "auto_optimize",
+];
+
 export function SchedulingForm({
   initial,
   onSaved,
@@ -272,7 +286,7 @@ export function SchedulingForm({
         <button type="submit" class="button primary" disabled={save.busy}>
           {save.busy ? "Saving…" : "Save scheduling"}
         </button>
-        <SaveStatus save={save} />
+        <SaveStatus save={save} inline={SCHEDULING_FIELDS} />
       </form>
       <Optimize settings={saved} />
     </Section>

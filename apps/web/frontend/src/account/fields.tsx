@@ -1,6 +1,6 @@
 /** A settings form's save: busy while its request runs, its failure kept for the fields, its success said once. */
 import { useRef, useState } from "preact/hooks";
-import { describeError } from "../api/errors";
+import { ApiProblem, describeError } from "../api/errors";
 import { ErrorMessage } from "../components/common";
 
 export interface Save {
@@ -34,14 +34,30 @@ export function useSave(): Save {
   return { busy, error, saved, run };
 }
 
-/** The form's outcome: the failure in words, and a live region that says when it was saved. */
-export function SaveStatus({ save }: { save: Save }) {
+/**
+ * The form's outcome: the failure in words, and a live region that says when it was saved. `inline`: the
+ * fields the form shows its own messages beside; a refusal that names only those points to them rather
+ * than saying them twice (and in the API's field names).
+ */
+export function SaveStatus({ save, inline = [] }: { save: Save; inline?: string[] }) {
   return (
     <>
-      {save.error !== null && <ErrorMessage message={describeError(save.error)} />}
+      {save.error !== null && <ErrorMessage message={saveFailure(save.error, inline)} />}
       <p class="saved" role="status">
         {save.saved}
       </p>
     </>
   );
+}
+
+export function saveFailure(error: unknown, inline: string[]): string {
+  if (error instanceof ApiProblem && error.status === 400) {
+    const named = Object.keys(error.fields);
+    if (named.length > 0 && named.every((field) => inline.includes(field))) {
+      return named.length === 1
+        ? "Nothing was saved: please correct the field marked below."
+        : `Nothing was saved: please correct the ${named.length} fields marked below.`;
+    }
+  }
+  return describeError(error);
 }

@@ -34,7 +34,7 @@ export function ProfileForm({ me }: { me: Me }) {
       >
         <p class="meta">
           Signed in as {me.username}
-          {me.email && <> ({me.email})</>}.
+          {me.email && me.email !== me.username && <> ({me.email})</>}.
         </p>
         <Field
           id="display_name"
@@ -58,7 +58,7 @@ export function ProfileForm({ me }: { me: Me }) {
         <button type="submit" class="button primary" disabled={save.busy}>
           {save.busy ? "Saving…" : "Save profile"}
         </button>
-        <SaveStatus save={save} />
+        <SaveStatus save={save} inline={["display_name", "show_on_leaderboards"]} />
       </form>
     </Section>
   );
@@ -106,7 +106,7 @@ export function RemindersForm({ me, timezone }: { me: Me; timezone: string }) {
         <button type="submit" class="button primary" disabled={save.busy}>
           {save.busy ? "Saving…" : "Save reminders"}
         </button>
-        <SaveStatus save={save} />
+        <SaveStatus save={save} inline={["email_settings.review_reminders", "email_settings.reminder_hour"]} />
       </form>
     </Section>
   );
@@ -160,7 +160,7 @@ export function PasswordForm() {
         <button type="submit" class="button primary" disabled={save.busy}>
           {save.busy ? "Changing…" : "Change password"}
         </button>
-        <SaveStatus save={save} />
+        <SaveStatus save={save} inline={["current_password", "new_password"]} />
       </form>
     </Section>
   );
