@@ -214,6 +214,7 @@ def test_sign_up_sign_out_and_a_forgotten_password(
 
     web.page.get_by_role("button", name="Sign out").click()
     web.page.wait_for_url("**/signin**")
+    web.page.get_by_role("status").filter(has_text="You are signed out").wait_for()
     # Signing out revokes the token on the server, not only in the browser.
     assert not DeviceToken.objects.filter(user=account).exists()
 

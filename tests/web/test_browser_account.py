@@ -168,10 +168,14 @@ def test_progress_for_a_new_learner_says_there_is_nothing_yet(
 
 
 def test_deleting_the_account_asks_for_the_password_first(desktop: Browsing, learner: Any, token: str) -> None:
+    from playwright.sync_api import expect
+
     desktop.sign_in_with_token(token)
     desktop.goto("/settings")
     page = desktop.page
     page.get_by_role("button", name="Delete my account…").click()
+    # The keyboard goes to the password the form asks for.
+    expect(page.get_by_label("Your password, to confirm")).to_be_focused()
     page.get_by_label("Your password, to confirm").fill("not the password")
     page.get_by_role("button", name="Delete my account for good").click()
     page.locator("#delete_password-errors").wait_for()
@@ -180,6 +184,8 @@ def test_deleting_the_account_asks_for_the_password_first(desktop: Browsing, lea
     page.get_by_label("Your password, to confirm").fill("correct horse battery")
     page.get_by_role("button", name="Delete my account for good").click()
     page.wait_for_url("**/signin**")
+    # The sign-in page says what happened.
+    page.get_by_role("status").filter(has_text="Your account was deleted").wait_for()
     assert not type(learner).objects.filter(pk=learner.pk).exists()
 
 

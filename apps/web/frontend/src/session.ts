@@ -62,6 +62,20 @@ export function setMe(me: Me): void {
   set({ status: "signed-in", me });
 }
 
+// What the sign-in page says once, after the learner left on purpose (signed out, or deleted the account).
+let farewell: string | null = null;
+
+export function sayFarewell(words: string): void {
+  farewell = words;
+}
+
+/** The words for the sign-in page, once: later visits say nothing. */
+export function takeFarewell(): string | null {
+  const words = farewell;
+  farewell = null;
+  return words;
+}
+
 /** Signs out every device: this one is forgotten here, the others' tokens stop working. */
 export async function signOutEverywhere(): Promise<void> {
   await call(client.POST("/api/v1/auth/logout/everywhere/"));
@@ -76,6 +90,7 @@ export async function signOut(): Promise<void> {
     // The token is forgotten here either way; a failed logout only leaves it valid on the server.
   }
   writeToken(null);
+  sayFarewell("You are signed out on this device.");
   set({ status: "signed-out" });
 }
 

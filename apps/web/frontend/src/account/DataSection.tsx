@@ -5,7 +5,7 @@ import { describeError, fieldErrors } from "../api/errors";
 import { Field } from "../components/Field";
 import { ErrorMessage } from "../components/common";
 import { navigate } from "../router";
-import { loadSession, type Me } from "../session";
+import { loadSession, sayFarewell, type Me } from "../session";
 import { Section } from "./Section";
 import { SaveStatus, useSave } from "./fields";
 import { exportFileName } from "./settings";
@@ -41,7 +41,15 @@ export function DataSection({ me }: { me: Me }) {
       <h3>Delete account</h3>
       <p>Deleting your account removes your reviews, progress and settings for good.</p>
       {!confirming ? (
-        <button type="button" class="button danger" onClick={() => setConfirming(true)}>
+        <button
+          type="button"
+          class="button danger"
+          onClick={() => {
+            setConfirming(true);
+            // The password is what is asked next: the keyboard goes there.
+            requestAnimationFrame(() => document.getElementById("delete_password")?.focus());
+          }}
+        >
           Delete my account…
         </button>
       ) : (
@@ -53,6 +61,7 @@ export function DataSection({ me }: { me: Me }) {
             void deleting.run(async () => {
               await call(client.POST("/api/v1/me/delete/", { body: { password } }));
               writeToken(null);
+              sayFarewell("Your account was deleted, with everything it held.");
               navigate("/signin", { replace: true });
               await loadSession();
               return "Your account was deleted.";

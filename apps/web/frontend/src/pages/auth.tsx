@@ -7,7 +7,7 @@ import { Field } from "../components/Field";
 import { useTitle } from "../hooks";
 import { navigate, safeNext, type Location } from "../router";
 import { deviceName } from "../account/device";
-import { signInWithToken } from "../session";
+import { signInWithToken, takeFarewell } from "../session";
 
 function useForm() {
   const [busy, setBusy] = useState(false);
@@ -34,12 +34,14 @@ function withNext(path: string, next: string): string {
 export function SignIn({ loc }: { loc: Location }) {
   useTitle("Sign in");
   const next = safeNext(loc.search.get("next"));
+  const [farewell] = useState(takeFarewell);
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
   const form = useForm();
   return (
     <section class="narrow">
       <PageTitle>Sign in</PageTitle>
+      {farewell !== null && <Notice>{farewell}</Notice>}
       {form.error !== null && <ErrorMessage message={describeError(form.error)} />}
       <form
         noValidate
