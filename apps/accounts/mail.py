@@ -72,8 +72,12 @@ def password_reset_url(user: Any) -> str:
 
 
 def _greeting_name(user: Any) -> str:
+    """The name a mail greets the learner by: their display name, else a username that is not their address
+    (greeting someone by their email address reads like a machine); empty for a plain "Hello,"."""
     profile = getattr(user, "learner_profile", None)
-    return (profile.display_name if profile is not None else "") or user.get_username()
+    display_name = profile.display_name if profile is not None else ""
+    username = user.get_username()
+    return display_name or ("" if "@" in username else username)
 
 
 def _message(template: str, context: dict[str, object], to: str, *, html: bool = False) -> EmailMultiAlternatives:

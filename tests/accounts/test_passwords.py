@@ -7,12 +7,13 @@ from datetime import timedelta
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.contrib.auth.tokens import PasswordResetTokenGenerator
 from django.core import mail
 
 from apps.accounts.devices import device_token_issue
 from apps.accounts.lockout import login_failure_record, login_locked_for
-from apps.accounts.models import AccountEmail
+from apps.accounts.models import AccountEmail, LearnerProfile
 from tests.support.accounts import PASSWORD, login
 from tests.support.api import client_with_token
 
@@ -188,3 +189,26 @@ def test_a_reset_lifts_a_lockout(learner, api_client, settings):
     assert login_locked_for(email="ada@example.com", address="127.0.0.1") > 0
     assert api_client.post(CONFIRM, requested_reset(api_client), format="json").status_code == 200
     assert login(api_client, "ada@example.com", NEW_PASSWORD).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("username", "display_name", "greeting"),
+    [
+        ("ada@example.com", "", "Hello,\n"),
+        ("ada@example.com", "Ada L.", "Hello Ada L.,\n"),
+        ("ada", "", "Hello ada,\n"),
+    ],
+)
+def test_the_reset_email_greets_by_name_never_by_address(
+    api_client, deliver_account_emails, username, display_name, greeting
+):
+    user = get_user_model().objects.create_user(username=username, email="ada@example.com", password=NEW_PASSWORD)
+    if display_name:
+        LearnerProfile.objects.create(learner=user, display_name=display_name)
+    mail.outbox.clear()
+    assert api_client.post(RESET, {"email": "ada@example.com"}, format="json").status_code == 202
+    assert deliver_account_emails() == ["sent"]
+    [message] = mail.outbox
+    assert message.body.startswith(greeting), message.body[:80]
+    [(html, _)] = message.alternatives
+    assert f"<p>{greeting.strip()}</p>" in str(html)
