@@ -210,5 +210,6 @@ def test_the_reset_email_greets_by_name_never_by_address(
     assert deliver_account_emails() == ["sent"]
     [message] = mail.outbox
     assert message.body.startswith(greeting), message.body[:80]
+    assert isinstance(message, mail.EmailMultiAlternatives)
     [(html, _)] = message.alternatives
     assert f"<p>{greeting.strip()}</p>" in str(html)
