@@ -306,19 +306,20 @@ _MEMORY_LOCKED = PreparedQuery(
 )
 
 
-def _review_reads(*, learner_id: int, card_ids: list[int]) -> list[_Read]:
-    """Which of the cards may be studied, their memory rows, locked, and the course memory models in use for
-    the learner: read with the learner's turn."""
+def _review_reads(*, learner_id: int, card_ids: list[int], course_models: bool) -> list[_Read]:
+    """Which of the cards may be studied, their memory rows, locked, and (with `course_models`) the course
+    memory models in use for the learner: read with the learner's turn."""
+    models = _Read.of_prepared(COURSE_MODELS_IN_USE, learner_id) if course_models else _Read(None, lambda rows: [])
     if len(card_ids) == 1:
         return [
             _Read.of_prepared(_VISIBLE_CARD, card_ids[0]),
             _Read.of_prepared(_MEMORY_LOCKED, learner_id, card_ids[0]),
-            _Read.of_prepared(COURSE_MODELS_IN_USE, learner_id),
+            models,
         ]
     return [
         _Read.of_query(visible_card_ids_query(card_ids=card_ids).values_list("pk")),
         _Read.of_query(_memories_locked(learner_id=learner_id, card_ids=card_ids)),
-        _Read.of_prepared(COURSE_MODELS_IN_USE, learner_id),
+        models,
     ]
 
 
@@ -328,10 +329,14 @@ def _submit(*, learner: Any, reviews: list[ReviewInput], now: datetime, field_pr
     card_ids = sorted({review.card_id for review in reviews})
     # Which cards may be studied, and the memory rows of the reviewed cards, are read with the turn:
     # one round trip on PostgreSQL. The upload is validated before anything is written.
-    reads = partial(_review_reads, learner_id=learner.pk, card_ids=card_ids)
+    # The course models in use do not change with this request's writes: a retry reuses the first read.
+    model_rows: list[tuple[Any, ...]] | None = None
     for attempt in range(_WRITE_ATTEMPTS):
+        reads = partial(_review_reads, learner_id=learner.pk, card_ids=card_ids, course_models=model_rows is None)
         try:
-            with learner_turn(learner_id=learner.pk, reads=reads) as (visible_rows, memory_rows, model_rows):
+            with learner_turn(learner_id=learner.pk, reads=reads) as (visible_rows, memory_rows, models_read):
+                if model_rows is None:
+                    model_rows = models_read
                 _validate(
                     learner=learner,
                     reviews=reviews,
