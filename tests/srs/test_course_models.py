@@ -148,7 +148,8 @@ def test_the_course_learns_which_cards_are_hard_and_is_adopted_over_the_default_
     assert sum(hard) / len(hard) < sum(easy) / len(easy) - 0.4
     decisions = {decision.learner_id: decision for decision in LearnerMemoryModel.objects.filter(memory_model=row)}
     assert set(decisions) == {learner.pk for learner in learners}
-    assert sum(decision.uses_course_model for decision in decisions.values()) >= 6
+    # Most learners are better predicted by the course than by the defaults they use.
+    assert sum(decision.uses_course_model for decision in decisions.values()) >= 5
     assert CourseMemoryModel.objects.in_use().get(course=course) == row
 
 
@@ -309,26 +310,25 @@ def test_pinned_weights_and_a_learner_whose_own_weights_won_keep_their_own_model
 
 
 def test_adopting_a_model_moves_the_learners_review_cards_under_it(course_cards):
-    learners = _learners_study(course_cards, learners=6, seed=7)
+    _learners_study(course_cards, learners=6, seed=7)
     course = course_cards[0].deck.lesson.course
     # A first training tells which cards are hard; it is then set aside, as if it had not been adopted.
     first = _trained(course)
     hard, easy = _hardest_and_easiest(first, course_cards)
     CourseMemoryModel.objects.filter(pk=first.pk).update(adopted=False)
     Reschedule.objects.all().delete()
-    learner = learners[0]
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {device_token_issue(user=learner, device_name=None).key}")
-    # Two cards seen once 20 days ago under the learner's own (default) weights: due about a week later.
-    ReviewLog.objects.filter(learner=learner, card__in=(hard, easy)).delete()
+    # A learner new to the course saw two cards once, 20 days ago, under their own (default) weights. Too
+    # few of their reviews are held out to judge them alone: they follow the course's decision.
+    learner, client = make_learner("fresh")
     _first_seen(client, (hard, easy), days_ago=20)
     before = dict(CardMemory.objects.filter(learner=learner, card__in=(hard, easy)).values_list("card_id", "due"))
 
     row = _trained(course)
 
     assert row.adopted, row.reason
+    assert not LearnerMemoryModel.objects.filter(memory_model=row, learner=learner, uses_course_model=False).exists()
     queued = Reschedule.objects.filter(reason=RescheduleReason.MEMORY_MODEL)
-    assert queued.count() == 6
+    assert queued.count() == 7
     reschedule_run(reschedule_id=queued.get(learner=learner).pk)
     after = dict(CardMemory.objects.filter(learner=learner, card__in=(hard, easy)).values_list("card_id", "due"))
     factors = row.card_factors or {}
