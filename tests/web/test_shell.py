@@ -43,6 +43,8 @@ SAMPLE_PATHS = {
     "exercise": "/exercises/first-pipeline",
     "constellation": "/courses/tensorflow-ai-phd/constellation/",
     "explorer": "/explorer/input-pipeline",
+    "card-browser": "/courses/tensorflow-ai-phd/cards/?q=shuffle&state=due",
+    "card": "/cards/42",
     "unsubscribed": "/unsubscribed",
 }
 
@@ -79,6 +81,10 @@ def test_the_shell_page_is_complete_and_has_no_inline_script_or_style(client):
     assert "<title>Quizsite</title>" in html
     assert '<link rel="stylesheet" href="/static/web/app.css">' in html
     head = html.split("</head>")[0]
+    # The chosen light or dark theme is applied by a classic script before the style sheet, so the
+    # first paint already has it.
+    theme_script = '<script src="/static/web/theme.js"></script>'
+    assert head.index(theme_script) < head.index('<link rel="stylesheet"')
     assert SCRIPT_TAG in head
     assert re.search(r'<body><div id="app"></div><noscript>.*JavaScript.*</noscript></body>', html, re.S)
     assert '<a href="/api/v1/docs/">' in html

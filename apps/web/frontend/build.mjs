@@ -8,6 +8,7 @@ const outdir = new URL("../static/web/", import.meta.url).pathname;
 rmSync(outdir + "chunks", { recursive: true, force: true });
 rmSync(outdir + "app.js", { force: true });
 rmSync(outdir + "app.css", { force: true });
+rmSync(outdir + "theme.js", { force: true });
 mkdirSync(outdir, { recursive: true });
 
 const common = {
@@ -29,5 +30,8 @@ await build({
   jsxImportSource: "preact",
   define: { "process.env.NODE_ENV": '"production"' },
 });
+
+// A classic script of its own, run before the first paint; the app bundle applies the choice again.
+await build({ ...common, entryPoints: [{ in: "src/themeBoot.ts", out: "theme" }], outdir, format: "iife" });
 
 await build({ ...common, entryPoints: [{ in: "src/app.css", out: "app" }], outdir });

@@ -1,6 +1,7 @@
 /** Loading API data into a component, and asking for it again until it is ready. */
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { ApiProblem, describeError } from "./api/errors";
+import { onThemeChange, themeShownNow, type ThemeShown } from "./theme";
 
 export type Loaded<T> =
   | { state: "loading" }
@@ -83,4 +84,11 @@ export function usePolling<T>(active: boolean, ask: () => Promise<T>, polling: P
     };
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [active, ...deps]);
+}
+
+/** Light or dark as shown now; the component renders again when it changes. */
+export function useThemeShown(): ThemeShown {
+  const [shown, setShown] = useState<ThemeShown>(themeShownNow);
+  useEffect(() => onThemeChange(() => setShown(themeShownNow())), []);
+  return shown;
 }

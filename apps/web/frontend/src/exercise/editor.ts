@@ -7,11 +7,12 @@
  * (adoptedStyleSheets, outside the CSP's reach) in a shadow root; so the editor lives in a shadow root.
  */
 import { indentWithTab } from "@codemirror/commands";
-import { indentUnit } from "@codemirror/language";
+import { HighlightStyle, indentUnit, syntaxHighlighting } from "@codemirror/language";
 import { python } from "@codemirror/lang-python";
 import { lintGutter, setDiagnostics } from "@codemirror/lint";
 import { EditorState, Prec } from "@codemirror/state";
 import { EditorView, keymap } from "@codemirror/view";
+import { tags } from "@lezer/highlight";
 import { basicSetup } from "codemirror";
 import { findingsToDiagnostics, type LintFinding } from "./logic";
 
@@ -35,28 +36,52 @@ export interface EditorOptions {
   onSubmit: () => void;
 }
 
-// Colours from the page's custom properties, which inherit into the shadow root.
+// Colours from the page's custom properties, which inherit into the shadow root, so the editor
+// follows the light or dark theme without being built again.
 const theme = EditorView.theme({
   "&": {
     fontSize: "0.9rem",
-    backgroundColor: "var(--surface, #fff)",
-    color: "var(--text, #1c1d21)",
-    border: "1px solid #8b8e96",
+    backgroundColor: "var(--surface)",
+    color: "var(--text)",
+    border: "1px solid var(--control-border)",
     borderRadius: "8px",
     maxHeight: "32rem",
   },
-  "&.cm-focused": { outline: "3px solid var(--focus, #b45309)", outlineOffset: "2px" },
+  "&.cm-focused": { outline: "3px solid var(--focus)", outlineOffset: "2px" },
+  ".cm-cursor, .cm-dropCursor": { borderLeftColor: "var(--text)" },
+  "&.cm-focused > .cm-scroller > .cm-selectionLayer .cm-selectionBackground, .cm-selectionBackground": {
+    backgroundColor: "var(--selection)",
+  },
   ".cm-scroller": { fontFamily: "var(--mono, monospace)", lineHeight: "1.5", overflow: "auto" },
   ".cm-content": { minHeight: "14rem", padding: "0.5rem 0" },
-  ".cm-gutters": { backgroundColor: "#f1f1ef", color: "#52555d", borderRight: "1px solid #d5d6da" },
-  ".cm-activeLineGutter": { backgroundColor: "#e4e4e0", color: "#1c1d21" },
-  ".cm-activeLine": { backgroundColor: "#f3f6fd" },
+  ".cm-gutters": { backgroundColor: "var(--gutter-bg)", color: "var(--muted)", borderRight: "1px solid var(--border)" },
+  ".cm-activeLineGutter": { backgroundColor: "var(--active-line-gutter)", color: "var(--text)" },
+  ".cm-activeLine": { backgroundColor: "var(--active-line)" },
   ".cm-lint-marker": { width: "1em", height: "1em" },
-  ".cm-tooltip": { fontFamily: "var(--font, sans-serif)", maxWidth: "min(30rem, 90vw)" },
+  ".cm-tooltip": {
+    fontFamily: "var(--font, sans-serif)",
+    maxWidth: "min(30rem, 90vw)",
+    backgroundColor: "var(--surface)",
+    color: "var(--text)",
+    border: "1px solid var(--border)",
+  },
   ".cm-diagnostic": { whiteSpace: "pre-wrap" },
-  ".cm-diagnostic-warning": { borderLeftColor: "#8a5300" },
-  ".cm-lintRange-warning": { backgroundColor: "#fff1d6" },
+  ".cm-diagnostic-warning": { borderLeftColor: "var(--hard)" },
+  ".cm-lintRange-warning": { backgroundColor: "var(--warning-bg)" },
 });
+
+// The code's colours, also custom properties: CodeMirror's default style is for light pages only.
+const codeColours = syntaxHighlighting(
+  HighlightStyle.define([
+    { tag: [tags.keyword, tags.operatorKeyword, tags.controlKeyword, tags.definitionKeyword], color: "var(--code-keyword)" },
+    { tag: [tags.string, tags.special(tags.string)], color: "var(--code-string)" },
+    { tag: [tags.number, tags.bool, tags.null, tags.atom], color: "var(--code-number)" },
+    { tag: tags.comment, color: "var(--code-comment)", fontStyle: "italic" },
+    { tag: [tags.function(tags.variableName), tags.function(tags.propertyName)], color: "var(--code-function)" },
+    { tag: [tags.definition(tags.variableName), tags.className], color: "var(--code-definition)" },
+    { tag: tags.invalid, color: "var(--again)" },
+  ]),
+);
 
 /**
  * Typing over a selection is done here rather than by the browser: Chromium's own editing, when it
@@ -104,6 +129,7 @@ export function createEditor(host: HTMLElement, options: EditorOptions): CodeEdi
       typeOverSelection,
       lintGutter(),
       theme,
+      codeColours,
       EditorView.contentAttributes.of({
         "aria-label": options.label,
         "aria-describedby": description.id,

@@ -109,7 +109,7 @@ function ProgressPlots({ stats }: { stats: Stats }) {
             values={forecast.values}
             seriesLabel="Reviews due"
             yFormat={asCount}
-            color="#1d4ed8"
+            colour="--easy"
           />
         ) : (
           <p>{forecastSummary(stats.due_forecast)} Cards you study come back here on their days.</p>
@@ -127,7 +127,7 @@ function ProgressPlots({ stats }: { stats: Stats }) {
             seriesLabel="Retention"
             yRange={RETENTION_RANGE}
             yFormat={asPercent}
-            color="#1a7f37"
+            colour="--good"
           />
         ) : (
           <p>{retentionSummary(stats.retention_by_week)}</p>

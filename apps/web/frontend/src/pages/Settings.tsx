@@ -1,4 +1,5 @@
 /** The learner's settings: profile, scheduling (with the retention advice), reminders, password, their data. */
+import { AppearanceSection } from "../account/AppearanceSection";
 import { DataSection } from "../account/DataSection";
 import { DevicesSection } from "../account/DevicesSection";
 import { PasswordForm, ProfileForm, RemindersForm } from "../account/forms";
@@ -41,6 +42,7 @@ function SettingsSections({ me, scheduling }: { me: Me; scheduling: Scheduling }
       <ProfileForm me={me} />
       <SchedulingForm initial={scheduling} onSaved={(next) => setTimezone(next.timezone)} />
       <RemindersForm me={me} timezone={timezone} />
+      <AppearanceSection />
       <PasswordForm />
       <DevicesSection />
       <DataSection me={me} />

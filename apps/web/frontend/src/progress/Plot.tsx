@@ -1,6 +1,8 @@
 /** A uPlot bar or line plot over day or week positions, as wide as its box, with a name and a summary. */
 import { useEffect, useRef } from "preact/hooks";
 import uPlot from "uplot";
+import { useThemeShown } from "../hooks";
+import { cssColour } from "../theme";
 import { indexTicks } from "./charts";
 
 export interface PlotProps {
@@ -15,17 +17,21 @@ export interface PlotProps {
   seriesLabel: string;
   yRange?: [number, number];
   yFormat?: (value: number) => string;
-  color: string;
+  /** The custom property of the series' colour, e.g. "--good": resolved for the theme shown. */
+  colour: string;
   height?: number;
 }
 
-const AXIS = { stroke: "#52555d", grid: { stroke: "#e4e5e8", width: 1 }, ticks: { stroke: "#d5d6da", width: 1 } };
 
-export function Plot({ label, summary, kind, xLabels, values, seriesLabel, yRange, yFormat, color, height = 220 }: PlotProps) {
+export function Plot({ label, summary, kind, xLabels, values, seriesLabel, yRange, yFormat, colour, height = 220 }: PlotProps) {
   const box = useRef<HTMLDivElement>(null);
+  const theme = useThemeShown();
   useEffect(() => {
     const element = box.current;
     if (!element) return;
+    const color = cssColour(element, colour);
+    const lines = cssColour(element, "--border");
+    const AXIS = { stroke: cssColour(element, "--muted"), grid: { stroke: lines, width: 1 }, ticks: { stroke: lines, width: 1 } };
     const width = () => Math.max(240, Math.floor(element.clientWidth));
     const xs = xLabels.map((_, index) => index);
     const options: uPlot.Options = {
@@ -74,7 +80,7 @@ export function Plot({ label, summary, kind, xLabels, values, seriesLabel, yRang
       resize.disconnect();
       plot.destroy();
     };
-  }, [kind, xLabels, values, seriesLabel, yRange, yFormat, color, height]);
+  }, [kind, xLabels, values, seriesLabel, yRange, yFormat, colour, height, theme]);
   return (
     <figure class="plot">
       <div class="plot-box" ref={box} role="img" aria-label={`${label}. ${summary}`} />

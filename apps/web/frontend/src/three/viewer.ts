@@ -1,7 +1,6 @@
 /** One WebGL view: renderer, camera, orbit controls, keyboard steps, picking and labels, drawn on demand. */
 import {
   AmbientLight,
-  Color,
   DirectionalLight,
   PerspectiveCamera,
   Raycaster,
@@ -22,7 +21,6 @@ export interface ViewerOptions {
   resolve: (hit: Object3D) => string | null;
   onPick: (key: string) => void;
   onHover?: (key: string | null) => void;
-  background?: number;
 }
 
 /** What the browser tests read: counts in data attributes, and where an item is drawn on screen. */
@@ -52,7 +50,6 @@ export class Viewer {
     private readonly host: ProbedElement,
     private readonly options: ViewerOptions,
   ) {
-    this.scene.background = new Color(options.background ?? 0xf4f5f8);
     this.scene.add(new AmbientLight(0xffffff, 1.4));
     const sun = new DirectionalLight(0xffffff, 2.2);
     sun.position.set(3, 5, 4);
@@ -60,7 +57,7 @@ export class Viewer {
 
     const { width, height } = this.size();
     this.camera = new PerspectiveCamera(FOV, width / height, 0.01, 1000);
-    this.renderer = new WebGLRenderer({ antialias: true });
+    this.renderer = new WebGLRenderer({ antialias: true, alpha: true });
     this.renderer.setPixelRatio(Math.min(devicePixelRatio || 1, 2));
     this.renderer.setSize(width, height);
     this.renderer.domElement.setAttribute("aria-hidden", "true");
