@@ -248,6 +248,9 @@ SPECTACULAR_SETTINGS = {
         # The activity kinds are the keys of the source registry, so a new source names itself in the schema.
         "ActivityKindEnum": "apps.explore.activity.ACTIVITY_KINDS",
         "QuizAttemptModeEnum": "apps.quizzes.models.AttemptMode",
+        # A memory state's stage, and a card's as the card browser says it (those, or new: never reviewed).
+        "StageEnum": "apps.srs.progress.serializers.MEMORY_STAGES",
+        "CardStageEnum": "apps.srs.progress.serializers.CARD_STAGES",
     },
 }
 

@@ -35,6 +35,8 @@ ROUTES: tuple[ClientRoute, ...] = (
     ClientRoute("quiz-attempt", r"^quiz-attempts/(?P<attempt_id>[-\w]+)/?$"),
     ClientRoute("exercise", r"^exercises/(?P<slug>[-\w]+)/?$"),
     ClientRoute("constellation", r"^courses/(?P<slug>[-\w]+)/constellation/?$"),
+    ClientRoute("card-browser", r"^courses/(?P<slug>[-\w]+)/cards/?$"),
+    ClientRoute("card", r"^cards/(?P<id>[-\w]+)/?$"),
     ClientRoute("explorer", r"^explorer/(?P<slug>[-\w]+)/?$"),
     ClientRoute("unsubscribed", r"^unsubscribed/?$"),
 )

@@ -1,7 +1,8 @@
-"""Endpoints for a learner's scheduling settings, deck passes, leeches and statistics."""
+"""Endpoints for a learner's scheduling settings, deck passes, leeches, statistics and the card browser."""
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Any
 
 from django.db.models import QuerySet
@@ -13,6 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.common.fields import CleanSlugField
+from apps.common.pagination import PageQuery
 from apps.common.query import query_params_validate
 from apps.common.schema import error_statuses
 from apps.common.validation import body_checked
@@ -20,9 +22,12 @@ from apps.srs.adaptation.optimization import parameter_fits_list
 from apps.srs.adaptation.rescheduling import reschedule_latest_get
 from apps.srs.adaptation.retention_advising import retention_advice_ensure
 from apps.srs.models import SchedulingSettings
+from apps.srs.progress.browse import CardOrder, CardSearch, CardState, card_history_get, course_cards_browse
 from apps.srs.progress.leeches import leech_unsuspend, leeches_list
 from apps.srs.progress.passes import PassInput, deck_pass_best_list, deck_pass_record, deck_passes_list
 from apps.srs.progress.serializers import (
+    BrowsedCardOutput,
+    CardHistoryOutput,
     DeckPassBestListOutput,
     DeckPassBestOutput,
     DeckPassInput,
@@ -171,3 +176,64 @@ class StatsView(APIView):
     def get(self, request: Request) -> Response:
         stats = learner_stats_get(learner=request.user, now=timezone.now(), deck_slug=_deck_filter(request))
         return Response(StatsOutput(stats).data)
+
+
+class _CardSearchQuery(PageQuery):
+    q = serializers.CharField(
+        required=False, max_length=200, help_text="Words that must each appear in the card (any field, or a tag)."
+    )
+    state = serializers.ChoiceField(choices=[state.value for state in CardState], required=False)
+    concept = CleanSlugField(required=False, help_text="A concept of the course, by slug.")
+    deck = CleanSlugField(required=False, help_text="A deck of the course, by slug.")
+    order = serializers.ChoiceField(
+        choices=[order.value for order in CardOrder],
+        required=False,
+        help_text="course (default): the lesson's order; due: soonest first; lapses: most first; recent: last "
+        "reviewed first. New cards come last in all but course.",
+    )
+
+
+class CourseCardBrowseView(generics.ListAPIView):
+    serializer_class = BrowsedCardOutput
+
+    @extend_schema(
+        summary="Browse a course's cards with the learner's memory of each: search, filter, page",
+        parameters=[_CardSearchQuery],
+        description="Every card of the course the learner can study, new ones included. A deck or concept "
+        "that is not the course's matches nothing; an unknown course is a 404.",
+    )
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self) -> QuerySet[Any]:
+        params = query_params_validate(query_params=self.request.query_params, serializer_class=_CardSearchQuery)
+        search = CardSearch(
+            text=params.get("q", "").strip(),
+            state=CardState(params["state"]) if "state" in params else None,
+            concept=params.get("concept"),
+            deck=params.get("deck"),
+            order=CardOrder(params.get("order", CardOrder.COURSE)),
+        )
+        return course_cards_browse(
+            learner=self.request.user, course_slug=self.kwargs["slug"], search=search, now=self.recall_basis.now
+        )
+
+    @cached_property
+    def recall_basis(self) -> RecallBasis:
+        """One moment and one read of the learner's card configs for the filter and every row."""
+        basis: RecallBasis = _recall_context(self.request)["recall_basis"]
+        return basis
+
+    def get_serializer_context(self) -> dict[str, Any]:
+        return super().get_serializer_context() | {"recall_basis": self.recall_basis}
+
+
+class CardHistoryView(APIView):
+    @extend_schema(
+        summary="One card with the learner's memory of it and their reviews of it",
+        responses=CardHistoryOutput,
+        description="404 for a card the learner cannot study. A card never reviewed has an empty history.",
+    )
+    def get(self, request: Request, card_id: int) -> Response:
+        found = card_history_get(learner=request.user, card_id=card_id)
+        return Response(CardHistoryOutput(found, context=_recall_context(request)).data)

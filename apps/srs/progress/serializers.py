@@ -31,9 +31,12 @@ from apps.srs.models import (
     ParametersSource,
     Reschedule,
     RescheduleReason,
+    ReviewSource,
     SchedulingSettings,
     StoredRetentionAdvice,
 )
+from apps.srs.progress.browse import CardState
+from apps.srs.progress.card_fields import browsed_memory_fields, card_review_fields
 from apps.srs.reviews.serializers import RECALL_COMPUTED_AT_HELP, RECALL_PROBABILITY_HELP, recall_fields
 from apps.srs.settings.config import scheduler_config_from_settings
 from apps.srs.settings.rules import (
@@ -427,6 +430,85 @@ class LeechOutput(serializers.Serializer):
             "stage": MemoryStage(memory.stage).name.lower(),
             "due": time_text(memory.due),
             **recall_fields(self.context["recall_basis"].of_memory(memory, card_id=memory.card_id)),
+        }
+
+
+# --- The card browser ----------------------------------------------------------------------------
+
+CARD_STATES = [state.value for state in CardState]
+MEMORY_STAGES = [stage.name.lower() for stage in MemoryStage]
+CARD_STAGES = ["new", *MEMORY_STAGES]
+
+
+class ConceptNameOutput(serializers.Serializer):
+    slug = serializers.CharField()
+    name = serializers.CharField()
+
+
+class BrowsedCardOutput(serializers.Serializer):
+    card = DeckCardOutput()
+    deck = serializers.CharField(help_text="The deck's slug.")
+    deck_title = serializers.CharField()
+    concepts = ConceptNameOutput(many=True, help_text="The course's concepts the card teaches, in course order.")
+    stage = serializers.ChoiceField(choices=CARD_STAGES, help_text="new: never reviewed by this learner.")
+    due = serializers.DateTimeField(allow_null=True, help_text="Null for a new card.")
+    is_due = serializers.BooleanField(help_text="Due now and not suspended.")
+    reviews = serializers.IntegerField(help_text="Reviews that stand (undone ones not counted).")
+    lapses = serializers.IntegerField()
+    is_leech = serializers.BooleanField()
+    suspended = serializers.BooleanField()
+    last_review = serializers.DateTimeField(allow_null=True)
+    recall_probability = serializers.FloatField(
+        min_value=0, max_value=1, allow_null=True, help_text=RECALL_PROBABILITY_HELP
+    )
+    recall_computed_at = serializers.DateTimeField(help_text=RECALL_COMPUTED_AT_HELP)
+
+    def to_representation(self, card: Any) -> dict[str, Any]:
+        """`card.learner_memories` and `card.course_concepts` as the browser's selector prefetches them;
+        `context["recall_basis"]` for the recall now."""
+        memory = card.learner_memories[0] if card.learner_memories else None
+        return {
+            "card": DeckCardOutput(card).data,
+            "deck": card.deck.slug,
+            "deck_title": card.deck.title,
+            "concepts": [{"slug": concept.slug, "name": concept.name} for concept in card.course_concepts],
+            **browsed_memory_fields(memory, self.context["recall_basis"], card_id=card.pk),
+        }
+
+
+class CardReviewOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    reviewed_at = serializers.DateTimeField()
+    rating = serializers.IntegerField(min_value=1, max_value=4)
+    source = serializers.ChoiceField(choices=ReviewSource.values)  # type: ignore[assignment]
+    duration_ms = serializers.IntegerField(allow_null=True)
+    stage_before = serializers.ChoiceField(choices=CARD_STAGES)
+    recall_before = serializers.FloatField(
+        min_value=0,
+        max_value=1,
+        allow_null=True,
+        help_text="The probability of recall the memory model in use now gives the moment before this review; "
+        "null for a first review.",
+    )
+    interval_days = serializers.FloatField(help_text="From this review to the due time it set, in days.")
+    stability_days = serializers.FloatField(help_text="FSRS stability after the review.")
+    difficulty = serializers.FloatField(help_text="FSRS difficulty after the review, 1 to 10.")
+
+
+class CardHistoryOutput(BrowsedCardOutput):
+    history = CardReviewOutput(many=True, help_text="The learner's reviews of the card that stand, oldest first.")
+
+    def to_representation(self, found: Any) -> dict[str, Any]:
+        """A CardHistory; `context["recall_basis"]` as for BrowsedCardOutput."""
+        basis = self.context["recall_basis"]
+        card = found.card
+        return {
+            "card": DeckCardOutput(card).data,
+            "deck": card.deck.slug,
+            "deck_title": card.deck.title,
+            "concepts": [{"slug": concept.slug, "name": concept.name} for concept in found.concepts],
+            **browsed_memory_fields(found.memory, basis, card_id=card.pk),
+            "history": [card_review_fields(review, basis, card_id=card.pk) for review in found.reviews],
         }
 
 

@@ -20,6 +20,8 @@ const QuizAttempt = lazyPage(() => import("./pages/QuizAttempt"));
 const Exercise = lazyPage(() => import("./pages/Exercise"));
 const Constellation = lazyPage(() => import("./pages/Constellation"));
 const Explorer = lazyPage(() => import("./pages/Explorer"));
+const CardBrowser = lazyPage(() => import("./pages/CardBrowser"));
+const CardHistory = lazyPage(() => import("./pages/CardHistory"));
 
 function Page({ name, params, loc, me }: { name: string; params: Params; loc: Location; me: Me | null }) {
   switch (name) {
@@ -62,6 +64,10 @@ function Page({ name, params, loc, me }: { name: string; params: Params; loc: Lo
       return <Constellation key={params.slug} slug={params.slug ?? ""} />;
     case "explorer":
       return <Explorer key={params.slug} slug={params.slug ?? ""} />;
+    case "card-browser":
+      return <CardBrowser key={params.slug} slug={params.slug ?? ""} />;
+    case "card":
+      return <CardHistory key={params.id} id={params.id ?? ""} />;
   }
   return <NotFound path={loc.path} />;
 }

@@ -1,4 +1,4 @@
-/** Human-readable intervals and counts. */
+/** Human-readable intervals, counts and moments. */
 
 const MINUTE = 60;
 const HOUR = 60 * MINUTE;
@@ -41,4 +41,10 @@ export function describeInterval(seconds: number): string {
 
 export function plural(count: number, one: string, many: string): string {
   return `${count} ${count === 1 ? one : many}`;
+}
+
+/** A moment as every page writes it: the learner's locale, medium date and short time ("6 Dec 2026, 14:05"). */
+export function formatMoment(iso: string, locale?: string): string {
+  const at = new Date(iso);
+  return Number.isNaN(at.getTime()) ? iso : at.toLocaleString(locale, { dateStyle: "medium", timeStyle: "short" });
 }

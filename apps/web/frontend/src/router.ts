@@ -28,6 +28,8 @@ export const routes: Route[] = [
   { pattern: "/quiz-attempts/:id", name: "quiz-attempt" },
   { pattern: "/exercises/:slug", name: "exercise" },
   { pattern: "/courses/:slug/constellation", name: "constellation" },
+  { pattern: "/courses/:slug/cards", name: "card-browser" },
+  { pattern: "/cards/:id", name: "card" },
   { pattern: "/explorer/:slug", name: "explorer" },
 ];
 

@@ -2,6 +2,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { call, client } from "../api/client";
 import type { components } from "../api/schema";
+import { formatMoment } from "../format";
 import { navigate } from "../router";
 import { signOutEverywhere } from "../session";
 import { Section } from "./Section";
@@ -11,7 +12,7 @@ type S = components["schemas"];
 type Device = S["DeviceOutput"];
 
 function deviceWhen(iso: string | null | undefined): string {
-  return iso ? new Date(iso).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" }) : "not yet";
+  return iso ? formatMoment(iso) : "not yet";
 }
 
 export function DevicesSection() {

@@ -294,6 +294,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/cards/{card_id}/history/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One card with the learner's memory of it and their reviews of it
+         * @description 404 for a card the learner cannot study. A card never reviewed has an empty history.
+         */
+        get: operations["cards_history_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/courses/": {
         parameters: {
             query?: never;
@@ -318,6 +338,26 @@ export interface paths {
             cookie?: never;
         };
         get: operations["courses_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/courses/{slug}/cards/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Browse a course's cards with the learner's memory of each: search, filter, page
+         * @description Every card of the course the learner can study, new ones included. A deck or concept that is not the course's matches nothing; an unknown course is a 404.
+         */
+        get: operations["courses_cards_list"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1377,6 +1417,47 @@ export interface components {
          * @enum {string}
          */
         BlockKindEnum: "prose" | "terms" | "comparison" | "steps" | "callout" | "code" | "question";
+        BrowsedCardOutput: {
+            card: components["schemas"]["DeckCardOutput"];
+            /** @description The deck's slug. */
+            deck: string;
+            deck_title: string;
+            /** @description The course's concepts the card teaches, in course order. */
+            concepts: components["schemas"]["ConceptNameOutput"][];
+            /**
+             * @description new: never reviewed by this learner.
+             *
+             *     * `new` - new
+             *     * `learning` - learning
+             *     * `review` - review
+             *     * `relearning` - relearning
+             */
+            stage: components["schemas"]["CardStageEnum"];
+            /**
+             * Format: date-time
+             * @description Null for a new card.
+             */
+            due: string | null;
+            /** @description Due now and not suspended. */
+            is_due: boolean;
+            /** @description Reviews that stand (undone ones not counted). */
+            reviews: number;
+            lapses: number;
+            is_leech: boolean;
+            suspended: boolean;
+            /** Format: date-time */
+            last_review: string | null;
+            /**
+             * Format: double
+             * @description Probability of recalling the card at recall_computed_at (FSRS retrievability under the learner's own parameters and settings); null for a card never reviewed. Deck and concept mastery are means of it.
+             */
+            recall_probability: number | null;
+            /**
+             * Format: date-time
+             * @description When recall_probability was computed: the time this response was made.
+             */
+            recall_computed_at: string;
+        };
         CalloutBlockOutput: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -1386,6 +1467,49 @@ export interface components {
             heading: string;
             tone: components["schemas"]["ToneEnum"];
             text: string;
+        };
+        CardHistoryOutput: {
+            card: components["schemas"]["DeckCardOutput"];
+            /** @description The deck's slug. */
+            deck: string;
+            deck_title: string;
+            /** @description The course's concepts the card teaches, in course order. */
+            concepts: components["schemas"]["ConceptNameOutput"][];
+            /**
+             * @description new: never reviewed by this learner.
+             *
+             *     * `new` - new
+             *     * `learning` - learning
+             *     * `review` - review
+             *     * `relearning` - relearning
+             */
+            stage: components["schemas"]["CardStageEnum"];
+            /**
+             * Format: date-time
+             * @description Null for a new card.
+             */
+            due: string | null;
+            /** @description Due now and not suspended. */
+            is_due: boolean;
+            /** @description Reviews that stand (undone ones not counted). */
+            reviews: number;
+            lapses: number;
+            is_leech: boolean;
+            suspended: boolean;
+            /** Format: date-time */
+            last_review: string | null;
+            /**
+             * Format: double
+             * @description Probability of recalling the card at recall_computed_at (FSRS retrievability under the learner's own parameters and settings); null for a card never reviewed. Deck and concept mastery are means of it.
+             */
+            recall_probability: number | null;
+            /**
+             * Format: date-time
+             * @description When recall_probability was computed: the time this response was made.
+             */
+            recall_computed_at: string;
+            /** @description The learner's reviews of the card that stand, oldest first. */
+            history: components["schemas"]["CardReviewOutput"][];
         };
         CardOutput: {
             readonly id: number;
@@ -1413,6 +1537,43 @@ export interface components {
             slug: string;
             term: string;
         };
+        CardReviewOutput: {
+            id: number;
+            /** Format: date-time */
+            reviewed_at: string;
+            rating: number;
+            source: components["schemas"]["SourceEnum"];
+            duration_ms: number | null;
+            stage_before: components["schemas"]["CardStageEnum"];
+            /**
+             * Format: double
+             * @description The probability of recall the memory model in use now gives the moment before this review; null for a first review.
+             */
+            recall_before: number | null;
+            /**
+             * Format: double
+             * @description From this review to the due time it set, in days.
+             */
+            interval_days: number;
+            /**
+             * Format: double
+             * @description FSRS stability after the review.
+             */
+            stability_days: number;
+            /**
+             * Format: double
+             * @description FSRS difficulty after the review, 1 to 10.
+             */
+            difficulty: number;
+        };
+        /**
+         * @description * `new` - new
+         *     * `learning` - learning
+         *     * `review` - review
+         *     * `relearning` - relearning
+         * @enum {string}
+         */
+        CardStageEnum: "new" | "learning" | "review" | "relearning";
         CheckOutput: {
             name: string;
             passed: boolean;
@@ -1462,6 +1623,10 @@ export interface components {
             source: string;
             target: string;
             kind: components["schemas"]["LinkKindEnum"];
+        };
+        ConceptNameOutput: {
+            slug: string;
+            name: string;
         };
         ConceptOutput: {
             slug: string;
@@ -2298,6 +2463,21 @@ export interface components {
              */
             previous: string | null;
             results: components["schemas"]["AttemptSummaryOutput"][];
+        };
+        PaginatedBrowsedCardOutputList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=4
+             */
+            next: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=2
+             */
+            previous: string | null;
+            results: components["schemas"]["BrowsedCardOutput"][];
         };
         PaginatedCourseSummaryOutputList: {
             /** @example 123 */
@@ -3147,6 +3327,13 @@ export interface components {
             title: string;
             blocks: components["schemas"]["LessonBlock"][];
         };
+        /**
+         * @description * `deck` - deck
+         *     * `match` - match
+         *     * `quiz` - quiz
+         * @enum {string}
+         */
+        SourceEnum: "deck" | "match" | "quiz";
         SpeedupOutput: {
             /**
              * Format: double
@@ -5411,6 +5598,130 @@ export interface operations {
             };
         };
     };
+    cards_history_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                card_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CardHistoryOutput"];
+                };
+            };
+            /** @description The request is invalid: a malformed body or query parameter, or a value a rule refuses. error.fields names every problem at once, by dotted path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not signed in: no credentials, or a token that is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed: a session sign-in without its CSRF token, or an action this account may not take. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing with this id or slug, or it belongs to another learner. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Something went wrong on the server; it has been logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     courses_list: {
         parameters: {
             query?: {
@@ -5555,6 +5866,160 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CourseOutput"];
+                };
+            };
+            /** @description The request is invalid: a malformed body or query parameter, or a value a rule refuses. error.fields names every problem at once, by dotted path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not signed in: no credentials, or a token that is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed: a session sign-in without its CSRF token, or an action this account may not take. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing with this id or slug, or it belongs to another learner. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Something went wrong on the server; it has been logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    courses_cards_list: {
+        parameters: {
+            query?: {
+                /** @description A concept of the course, by slug. */
+                concept?: string;
+                /** @description A deck of the course, by slug. */
+                deck?: string;
+                /**
+                 * @description course (default): the lesson's order; due: soonest first; lapses: most first; recent: last reviewed first. New cards come last in all but course.
+                 *
+                 *     * `course` - course
+                 *     * `due` - due
+                 *     * `lapses` - lapses
+                 *     * `recent` - recent
+                 */
+                order?: "course" | "due" | "lapses" | "recent";
+                /** @description Page number, from 1. */
+                page?: number;
+                /** @description Items per page, 1 to 200. */
+                page_size?: number;
+                /** @description Words that must each appear in the card (any field, or a tag). */
+                q?: string;
+                /**
+                 * @description * `new` - new
+                 *     * `learning` - learning
+                 *     * `review` - review
+                 *     * `relearning` - relearning
+                 *     * `due` - due
+                 *     * `leech` - leech
+                 *     * `suspended` - suspended
+                 */
+                state?: "new" | "learning" | "review" | "relearning" | "due" | "leech" | "suspended";
+            };
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedBrowsedCardOutputList"];
                 };
             };
             /** @description The request is invalid: a malformed body or query parameter, or a value a rule refuses. error.fields names every problem at once, by dotted path. */

@@ -1,16 +1,12 @@
 /** What a learner sees of a submission: grading followed live, the result (checks, timing, hints), and the
  * list of past submissions. The page (pages/Exercise.tsx) holds the task, the editor and submitting. */
 import type { components } from "../api/schema";
-import { plural } from "../format";
+import { formatMoment, plural } from "../format";
 import * as X from "./logic";
 
 type Submission = X.Submission;
 type Result = components["schemas"]["GradingResultOutput"];
 
-export function formatWhen(iso: string): string {
-  const at = new Date(iso);
-  return Number.isNaN(at.getTime()) ? iso : at.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
-}
 
 export function GradingProgress({ submission }: { submission: Submission }) {
   const current = X.phaseIndex(submission.status);
@@ -290,7 +286,7 @@ export function PastSubmissions({
                 Submission {item.id}
               </button>{" "}
               <span class="meta">
-                {formatWhen(item.created_at)} ·{" "}
+                {formatMoment(item.created_at)} ·{" "}
                 {X.isFinished(item.status)
                   ? item.status === "failed"
                     ? "not graded"

@@ -4,19 +4,13 @@ import { call, client } from "../api/client";
 import { describeError, fieldErrors } from "../api/errors";
 import { Await } from "../components/common";
 import { Field } from "../components/Field";
-import { plural } from "../format";
+import { formatMoment, plural } from "../format";
 import { useLoad } from "../hooks";
 import { setMe, useSession } from "../session";
 import { formatClock, formatPenalty } from "./game";
 
 const RECENT = 5;
 
-function day(stamp: string): string {
-  const date = new Date(stamp);
-  return Number.isNaN(date.getTime())
-    ? ""
-    : date.toLocaleString(undefined, { dateStyle: "short", timeStyle: "short" });
-}
 
 export function Records({ slug, pairs }: { slug: string; pairs: number }) {
   const [history, retryHistory] = useLoad(
@@ -72,7 +66,7 @@ export function Records({ slug, pairs }: { slug: string; pairs: number }) {
                     <tbody>
                       {data.results.slice(0, RECENT).map((row) => (
                         <tr key={row.id}>
-                          <td>{day(row.finished_at)}</td>
+                          <td>{formatMoment(row.finished_at)}</td>
                           <td>{row.pairs}</td>
                           <td>
                             {formatClock(row.score_ms)}

@@ -6,7 +6,8 @@ import type { components } from "../api/schema";
 import { ErrorMessage, Loading, PageTitle } from "../components/common";
 import type { CodeEditor } from "../exercise/editor";
 import * as X from "../exercise/logic";
-import { formatWhen, GradingProgress, PastSubmissions, ResultView } from "../exercise/results";
+import { GradingProgress, PastSubmissions, ResultView } from "../exercise/results";
+import { formatMoment } from "../format";
 import { usePolling, useTitle } from "../hooks";
 import { parseInline } from "../text";
 
@@ -253,7 +254,7 @@ function ExerciseView({ exercise, initialSubmissions }: { exercise: ExerciseData
         ) : (
           <>
             <p class="meta">
-              Submission {shown.id}, sent {formatWhen(shown.created_at)}
+              Submission {shown.id}, sent {formatMoment(shown.created_at)}
             </p>
             {pollError !== null && pending !== null && <ErrorMessage message={pollError} />}
             {X.isFinished(shown.status) ? (

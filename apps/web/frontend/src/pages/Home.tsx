@@ -79,6 +79,8 @@ function Course({ course, data }: { course: S["CourseOutput"]; data: HomeData })
       {course.description && <p class="lead">{course.description}</p>}
       <p>
         <a href={`/courses/${encodeURIComponent(course.slug)}/constellation`}>Concept constellation</a>
+        {" · "}
+        <a href={`/courses/${encodeURIComponent(course.slug)}/cards`}>Browse the cards</a>
         {course.scenes.map((scene) => (
           <span key={scene.slug}>
             {" · "}

@@ -7,7 +7,8 @@ import { Await, ErrorMessage, PageTitle } from "../components/common";
 import { RichText } from "../components/RichText";
 import { plural } from "../format";
 import { useLoad, useTitle } from "../hooks";
-import { formatPercent, formatWhen, openAttempt, type AttemptSummary } from "../quiz/logic";
+import { formatMoment } from "../format";
+import { formatPercent, openAttempt, type AttemptSummary } from "../quiz/logic";
 import { navigate } from "../router";
 
 type QuizData = components["schemas"]["QuizOutput"];
@@ -146,7 +147,7 @@ function HistoryRow({ attempt }: { attempt: AttemptSummary }) {
   return (
     <li class="quiz-history-row">
       <span class="quiz-history-when">
-        <time dateTime={attempt.started_at}>{formatWhen(attempt.started_at)}</time>
+        <time dateTime={attempt.started_at}>{formatMoment(attempt.started_at)}</time>
         {attempt.mode === "due" && <span class="meta"> · due questions</span>}
       </span>
       <span class="quiz-history-score">
@@ -162,7 +163,7 @@ function HistoryRow({ attempt }: { attempt: AttemptSummary }) {
       </span>
       <a href={`/quiz-attempts/${attempt.id}`} class="quiz-history-link">
         {finished ? "See results" : "Resume"}
-        <span class="visually-hidden"> of the attempt started {formatWhen(attempt.started_at)}</span>
+        <span class="visually-hidden"> of the attempt started {formatMoment(attempt.started_at)}</span>
       </a>
     </li>
   );

@@ -227,8 +227,3 @@ export function openAttempt(attempts: AttemptSummary[]): AttemptSummary | null {
   return attempts.find((attempt) => attempt.finished_at === null) ?? null;
 }
 
-export function formatWhen(iso: string): string {
-  const date = new Date(iso);
-  if (Number.isNaN(date.getTime())) return iso;
-  return date.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
-}

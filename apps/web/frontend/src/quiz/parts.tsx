@@ -4,7 +4,7 @@ import { call, client } from "../api/client";
 import { describeError } from "../api/errors";
 import { ErrorMessage, PageTitle } from "../components/common";
 import { RichText } from "../components/RichText";
-import { plural } from "../format";
+import { formatMoment, plural } from "../format";
 import { navigate } from "../router";
 import { AnswerReview, VerdictBadge } from "./AnswerReview";
 import {
@@ -12,7 +12,6 @@ import {
   earned,
   formatCredit,
   formatPercent,
-  formatWhen,
   verdictOf,
   VERDICT_LABEL,
   type Attempt,
@@ -191,7 +190,7 @@ export function Results({ attempt }: { attempt: Attempt }) {
             .join(" · ")}
         </p>
         {attempt.finished_at !== null && (
-          <p class="meta">Finished {formatWhen(attempt.finished_at)}</p>
+          <p class="meta">Finished {formatMoment(attempt.finished_at)}</p>
         )}
         {problem !== null && <ErrorMessage message={problem} />}
         <p class="quiz-actions">

@@ -1,0 +1,64 @@
+"""The card browser's fields of a learner's memory and reviews of one card: pure mappers from rows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from apps.common.clock import time_text
+from apps.srs.core.scheduling import MemoryStage, MemoryState
+from apps.srs.models import CardMemory, ReviewLog
+from apps.srs.reviews.recall import RecallBasis
+from apps.srs.reviews.serializers import recall_fields
+
+SECONDS_PER_DAY = 86_400.0
+
+
+def stage_name(stage: int | None) -> str:
+    return "new" if stage is None else MemoryStage(stage).name.lower()
+
+
+def browsed_memory_fields(memory: CardMemory | None, basis: RecallBasis, *, card_id: int) -> dict[str, Any]:
+    """The learner's memory of a card as the browser lists it; a new card (no row) has no due time nor recall."""
+    recall = recall_fields(basis.of_memory(memory, card_id=card_id))
+    if memory is None:
+        return {
+            "stage": "new",
+            "due": None,
+            "is_due": False,
+            "reviews": 0,
+            "lapses": 0,
+            "is_leech": False,
+            "suspended": False,
+            "last_review": None,
+            **recall,
+        }
+    return {
+        "stage": stage_name(memory.stage),
+        "due": time_text(memory.due),
+        "is_due": memory.due <= basis.now and not memory.suspended,
+        "reviews": memory.reps,
+        "lapses": memory.lapses,
+        "is_leech": memory.is_leech,
+        "suspended": memory.suspended,
+        "last_review": time_text(memory.last_review),
+        **recall,
+    }
+
+
+def card_review_fields(review: ReviewLog, basis: RecallBasis, *, card_id: int) -> dict[str, Any]:
+    """One standing review: what the card was before it, what the model expected, what it set."""
+    before = MemoryState.from_dict(review.state_before) if review.state_before is not None else None
+    after = MemoryState.from_dict(review.state_after) if review.state_after is not None else None
+    expected = RecallBasis(configs=basis.configs, now=review.reviewed_at).of_state(before, card_id=card_id)
+    return {
+        "id": review.pk,
+        "reviewed_at": time_text(review.reviewed_at),
+        "rating": review.rating,
+        "source": review.source,
+        "duration_ms": review.duration_ms,
+        "stage_before": "new" if before is None else before.stage.name.lower(),
+        "recall_before": expected.probability,
+        "interval_days": (after.due - review.reviewed_at).total_seconds() / SECONDS_PER_DAY if after else 0.0,
+        "stability_days": after.stability if after else 0.0,
+        "difficulty": after.difficulty if after else 0.0,
+    }

@@ -1,0 +1,1 @@
+"use strict";(()=>{var r="quizsite.theme";function h(e){return e==="light"||e==="dark"?e:"system"}function o(){try{return h(localStorage.getItem(r))}catch{return"system"}}function n(e){let t=document.documentElement;e==="system"?delete t.dataset.theme:t.dataset.theme=e}n(o());})();
