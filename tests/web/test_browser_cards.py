@@ -67,6 +67,7 @@ def test_the_cards_are_browsed_searched_filtered_and_opened_to_their_history(
     item = web.page.locator(".browse-item")
     assert item.locator(".browse-term").inner_text() == forgotten.term
     assert "Learning" in item.inner_text() and "Recall" in item.inner_text()
+    web.screenshot("card-browser")
 
     # The search is in the address: a reload keeps it.
     assert parse_qs(urlparse(web.page.url).query) == {"state": ["learning"]}
@@ -81,6 +82,7 @@ def test_the_cards_are_browsed_searched_filtered_and_opened_to_their_history(
     assert rows.count() == 1
     cells = rows.first.locator("td").all_inner_texts()
     assert cells[1:3] == ["Again", "New"]
+    web.screenshot("card-history")
     fits_sideways(web)
     assert web.axe_serious() == []
     assert web.console_errors == []

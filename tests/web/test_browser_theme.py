@@ -73,6 +73,7 @@ def test_a_dark_system_gets_dark_pages_that_pass_the_contrast_checks(
             assert _luminance(web, "body") < 0.02, path
             assert _luminance(web, "body", "color") > 0.7, path
             assert web.axe_serious() == [], path
+            web.screenshot("dark" + (path.rstrip("/").replace("/", "-") or "-home"))
             if path.startswith("/exercises/"):
                 assert _keyword_colour(web) == "rgb(216, 168, 255)"
         assert web.console_errors == []
