@@ -44,19 +44,30 @@ export function parseInline(text: string): InlinePart[] {
   return parts;
 }
 
-/**
- * Text of an HTML fragment, keeping paragraph and line breaks. DOMParser builds an inert document
- * (no scripts run, nothing loads), and only its text is used.
- */
-export function htmlToText(html: string): string {
-  if (typeof DOMParser === "undefined") return html.replace(/<[^>]*>/g, "");
-  const doc = new DOMParser().parseFromString(html, "text/html");
-  doc.querySelectorAll("br").forEach((br) => br.replaceWith("\n"));
-  doc.querySelectorAll("p, div, ul, ol, h1, h2, h3, h4, h5, h6, pre, blockquote").forEach((element) => {
-    element.append("\n\n");
-  });
-  doc.querySelectorAll("li").forEach((li) => {
-    li.prepend("\n- ");
-  });
-  return (doc.body.textContent ?? "").replace(/\n{3,}/g, "\n\n").trim();
+/** Where a card's media is served (apps.content.card_markup.MEDIA_PATH_PREFIX): nothing else is loaded. */
+const MEDIA_PREFIX = "/media/";
+
+/** A card's image or sound source when it is this site's media, else null (then nothing is loaded). */
+export function cardMediaSource(src: string | null): string | null {
+  if (src === null || !src.startsWith(MEDIA_PREFIX) || src.includes("//") || src.includes("\\")) return null;
+  return src;
+}
+
+/** The file's own name from a media URL (/media/<sha256>/<name>), for a text alternative. */
+export function mediaName(src: string): string {
+  const last = src.split("/").pop() ?? "";
+  try {
+    return decodeURIComponent(last);
+  } catch {
+    return last;
+  }
+}
+
+/** What a screen reader hears for an image with no alt text of its own, or names a sound: never the hash. */
+export function mediaLabel(kind: "image" | "sound", src: string, alt: string | null = null): string {
+  const own = alt?.trim();
+  if (own) return own;
+  const name = mediaName(src).replace(/\.[a-z0-9]{2,5}$/i, "").replace(/[-_]+/g, " ").trim();
+  const noun = kind === "image" ? "Image" : "Sound";
+  return name ? `${noun}: ${name}` : noun;
 }
