@@ -1,8 +1,12 @@
-"""The learner web app's shell page: the same HTML at every client route; the bundle reads the API."""
+"""The learner web app's shell page: the same HTML at every client route; the bundle reads the API. And its
+service worker, at the root so that it may cover every route."""
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
+from pathlib import Path
+
+from django.contrib.staticfiles import finders
+from django.http import Http404, HttpRequest, HttpResponse
 from django.template.loader import render_to_string
 from django.utils.csp import CSP
 from django.views.decorators.cache import cache_control
@@ -57,3 +61,18 @@ def page_not_found_view(request: HttpRequest, exception: Exception | None = None
     if wants_page and not request.path.startswith(_NOT_THE_APPS):
         return _shell_not_found(request)
     return not_found_view(request, exception)
+
+
+# Built with the bundle (apps/web/frontend/build.mjs); a browser checks back for it on each visit, and
+# installs a new version when its bytes change.
+SERVICE_WORKER_STATIC_PATH = "web/sw.js"
+
+
+@require_safe
+@cache_control(no_cache=True)
+@csp_override(SHELL_CSP)
+def service_worker_view(request: HttpRequest) -> HttpResponse:
+    found = finders.find(SERVICE_WORKER_STATIC_PATH)
+    if not isinstance(found, str):
+        raise Http404("The web app's bundle is not built.")
+    return HttpResponse(Path(found).read_bytes(), content_type="text/javascript; charset=utf-8")

@@ -147,3 +147,46 @@ def test_a_review_the_server_refuses_is_dropped_and_said_in_words(
     desktop.page.get_by_role("button", name="Dismiss").click()
     assert alert.count() == 0
     assert _unexpected_errors(desktop) == []
+
+
+def test_the_app_starts_without_a_connection_once_it_has_been_opened(
+    desktop: Browsing, shipped_course: None, learner: Any, token: str
+) -> None:
+    web = desktop
+    web.sign_in_with_token(token)
+    web.goto("/")
+    web.page.get_by_role("link", name="Browse the cards").wait_for()
+    # The service worker keeps the shell and the bundle; it controls the page once it is active.
+    web.page.evaluate("() => navigator.serviceWorker.ready.then(() => true)")
+    web.page.wait_for_function("() => navigator.serviceWorker.controller !== null")
+
+    web.context.set_offline(True)
+    for path in ("/", f"/decks/{first_deck().slug}/study", "/settings"):
+        web.page.goto(web.base_url + path)
+        # The app's own frame, signed in as the account last seen, and its own words for the failure.
+        web.page.get_by_role("navigation", name="Main").wait_for()
+        assert learner.email in web.page.locator(".site-header").inner_text()
+        alert = web.page.get_by_role("alert").first
+        alert.wait_for()
+        assert "connection" in alert.inner_text().lower() or "offline" in alert.inner_text().lower()
+    # Styled as online: the style sheet came from the kept copy.
+    assert web.page.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(247, 247, 245)"
+    assert web.axe_serious() == []
+
+    web.context.set_offline(False)
+    web.page.reload()
+    web.page.get_by_role("heading", level=1, name="Settings").wait_for()
+    assert _unexpected_errors(web) == []
+
+
+def test_signing_out_forgets_the_account_kept_for_starting_offline(
+    desktop: Browsing, shipped_course: None, token: str
+) -> None:
+    web = desktop
+    web.sign_in_with_token(token)
+    web.goto("/")
+    web.page.get_by_role("link", name="Browse the cards").wait_for()
+    assert web.page.evaluate("localStorage.getItem('quizsite.me')") is not None
+    web.page.get_by_role("button", name="Sign out").click()
+    web.page.wait_for_url("**/signin")
+    assert web.page.evaluate("localStorage.getItem('quizsite.me')") is None

@@ -118,9 +118,17 @@ def test_the_progress_charts_are_drawn_in_the_dark_themes_colours(
 
 
 def test_a_theme_chosen_in_settings_overrides_the_system_and_stays_after_a_reload(
-    desktop: Browsing, shipped_course: None, token: str
+    chromium: Browser, live_server: Any, shipped_course: None, token: str
 ) -> None:
-    web = desktop
+    # No service worker: it would serve the app's script from its copy, past the route that blocks it below.
+    web = browsing(chromium, live_server.url, DESKTOP, service_workers="block")
+    try:
+        _theme_chosen_in_settings(web, token)
+    finally:
+        web.context.close()
+
+
+def _theme_chosen_in_settings(web: Browsing, token: str) -> None:
     web.sign_in_with_token(token)
     web.goto("/settings", usable=web.page.get_by_role("radio", name="Dark"))
     assert _luminance(web, "body") > 0.8

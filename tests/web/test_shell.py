@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import date
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -199,3 +201,21 @@ def test_a_csrf_checking_client_is_refused_before_the_view_on_post():
 def test_the_shell_never_sets_a_cookie(client):
     response = client.get("/")
     assert response.cookies == {}
+
+
+def test_the_service_worker_is_served_at_the_root_and_keeps_only_files_that_exist(client):
+    response = client.get("/sw.js")
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/javascript")
+    assert "no-cache" in response["Cache-Control"]
+    body = response.content.decode()
+    listed = re.search(r"const ASSETS = (\[.*?\]);", body)
+    assert listed is not None
+    assets = json.loads(listed.group(1))
+    static_web = Path(__file__).resolve().parents[2] / "apps" / "web" / "static" / "web"
+    assert "/static/web/app.js" in assets and any("/chunks/" in asset for asset in assets)
+    assert all((static_web / asset.removeprefix("/static/web/")).is_file() for asset in assets)
+    # Every chunk the bundle has is kept, so no page needs the network to start.
+    chunks = {f"/static/web/chunks/{path.name}" for path in (static_web / "chunks").iterdir()}
+    assert chunks <= set(assets)
+    assert re.search(r'const VERSION = "[0-9a-f]{16}";', body)

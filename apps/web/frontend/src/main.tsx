@@ -12,3 +12,8 @@ if (root) {
   void loadSession();
   render(<App />, root);
 }
+// Keeps the shell and the bundle, so a reload without a connection still starts the app. A browser
+// that refuses (a private window, an http origin other than localhost) runs the app as before.
+if ("serviceWorker" in navigator) {
+  navigator.serviceWorker.register("/sw.js").catch(() => undefined);
+}

@@ -2,7 +2,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { call, client, onUnauthorized, readToken, writeToken } from "./api/client";
 import type { components } from "./api/schema";
-import { describeError } from "./api/errors";
+import { describeError, NetworkProblem } from "./api/errors";
 
 export type Me = components["schemas"]["MeOutput"];
 
@@ -15,8 +15,31 @@ export type Session =
 let session: Session = readToken() === null ? { status: "signed-out" } : { status: "loading" };
 const listeners = new Set<() => void>();
 
+// The account as last loaded, so the app can start signed in without a connection; forgotten with the token.
+const ME_KEY = "quizsite.me";
+
+function rememberedMe(): Me | null {
+  try {
+    const stored = localStorage.getItem(ME_KEY);
+    return stored === null ? null : (JSON.parse(stored) as Me);
+  } catch {
+    return null;
+  }
+}
+
+function remember(me: Me | null): void {
+  try {
+    if (me === null) localStorage.removeItem(ME_KEY);
+    else localStorage.setItem(ME_KEY, JSON.stringify(me));
+  } catch {
+    // Not kept: the next start without a connection says so instead.
+  }
+}
+
 function set(next: Session): void {
   session = next;
+  if (next.status === "signed-in") remember(next.me);
+  else if (next.status === "signed-out") remember(null);
   for (const listener of listeners) listener();
 }
 
@@ -47,8 +70,13 @@ export async function loadSession(): Promise<void> {
     const me = await call(client.GET("/api/v1/me/"));
     set({ status: "signed-in", me });
   } catch (error) {
+    const remembered = error instanceof NetworkProblem ? rememberedMe() : null;
     if (readToken() === null) set({ status: "signed-out" });
-    else set({ status: "error", message: describeError(error) });
+    else if (remembered !== null) {
+      set({ status: "signed-in", me: remembered });
+      // Asked again once the connection is back, for anything that changed meanwhile.
+      window.addEventListener("online", () => void loadSession(), { once: true });
+    } else set({ status: "error", message: describeError(error) });
   }
 }
 
