@@ -9,10 +9,10 @@ import pytest
 
 from apps.content.models import LessonBlock, Question
 from apps.quizzes.models import LessonAnswer, QuestionMemory
-from tests.support.browser import SCREENSHOTS_DIR, Browsing
+from tests.support.browser import DESKTOP, SCREENSHOTS_DIR, Browsing, browsing
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Locator
+    from playwright.sync_api import Browser, Locator
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -162,3 +162,31 @@ def test_the_lesson_with_an_answered_question(web: Browsing, shipped_course: Non
     assert web.axe_serious() == []
     assert web.console_errors == []
     assert _tries(learner, question) == [(True, 1.0, True)]
+
+
+def test_a_code_example_is_coloured_and_copied_whole(
+    chromium: Browser, live_server: Any, shipped_course: None, token: str
+) -> None:
+    web = browsing(chromium, live_server.url, DESKTOP, permissions=["clipboard-read", "clipboard-write"])
+    try:
+        web.sign_in_with_token(token)
+        blocks = LessonBlock.objects.filter(kind="code", payload__language="python")
+        block = blocks.order_by("section__position", "position")[0]
+        code = block.payload["code"]
+        web.goto("/lessons/data-pipelines-tf-data")
+        web.page.locator(".code-block pre").first.wait_for()
+        pre = web.page.locator(".code-block pre code").first
+        # The coloured text is the code, every character of it.
+        shown = [element.inner_text() for element in web.page.locator(".code-block pre code").all()]
+        assert code.strip() in [text.strip() for text in shown]
+        assert pre.locator(".tok-keyword").count() > 0
+        keyword = pre.locator(".tok-keyword").first.evaluate("(element) => getComputedStyle(element).color")
+        assert keyword == "rgb(216, 168, 255)"
+        target = web.page.locator(".code-block").filter(has_text=code.strip().splitlines()[0]).first
+        target.get_by_role("button", name=re.compile(r"^Copy")).click()
+        target.get_by_role("status").filter(has_text="Copied.").wait_for()
+        assert web.page.evaluate("navigator.clipboard.readText()") == code
+        assert web.axe_serious() == []
+        assert web.console_errors == []
+    finally:
+        web.context.close()

@@ -63,6 +63,12 @@ const TEXT_ON: [string, string[]][] = [
   ["code-comment", ["surface", "active-line"]],
   ["code-function", ["surface", "active-line"]],
   ["code-definition", ["surface", "active-line"]],
+  ["pre-keyword", ["pre-bg"]],
+  ["pre-string", ["pre-bg"]],
+  ["pre-number", ["pre-bg"]],
+  ["pre-comment", ["pre-bg"]],
+  ["pre-function", ["pre-bg"]],
+  ["pre-definition", ["pre-bg"]],
 ];
 
 describe("the palette", () => {

@@ -4,6 +4,7 @@ import type { components } from "../api/schema";
 import { Await, PageTitle } from "../components/common";
 import { RichText } from "../components/RichText";
 import { useLoad, useTitle } from "../hooks";
+import { CodeBlock } from "../lesson/CodeBlock";
 import { InlineQuestion } from "../questions/InlineQuestion";
 
 type S = components["schemas"];
@@ -83,14 +84,7 @@ function BlockView({ block }: { block: Block }) {
         </aside>
       );
     case "code":
-      return (
-        <figure class="block code-block">
-          {block.heading && <figcaption>{block.heading}</figcaption>}
-          <pre tabIndex={0} aria-label={block.heading || `${block.language || "Code"} example`}>
-            <code class={block.language ? `language-${block.language}` : undefined}>{block.code}</code>
-          </pre>
-        </figure>
-      );
+      return <CodeBlock code={block.code} language={block.language || ""} heading={block.heading || ""} />;
     case "steps":
       return (
         <div class="block steps">
