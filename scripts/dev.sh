@@ -86,6 +86,9 @@ run() {
     $manage migrate --no-input -v 0
     $manage load_decks
     port=$(free_port "${PORT:-8000}")
+    # Links in mail (password resets, reminders) point at this server unless SITE_URL says otherwise; every
+    # process honcho starts (web, workers, beat) gets it, whatever PORT honcho gives each.
+    export SITE_URL="${SITE_URL:-http://127.0.0.1:$port}"
     echo
     echo "Demo accounts (passwords are new on every start):"
     $manage demo_accounts

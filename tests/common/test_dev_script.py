@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import socket
 import subprocess
+import sys
 
 from tests.support.paths import REPO_ROOT
 
@@ -49,3 +52,64 @@ def test_no_suitable_python_is_explained(tmp_path):
     assert result.returncode != 0
     assert "No Python >= 3.12 found" in result.stderr
     assert "PYTHON=/path/to/python3.12" in result.stderr
+
+
+def test_run_points_mail_links_at_the_port_it_serves_on(tmp_path):
+    """`run` with the port it asked for taken: the server, and the links in mail, move to the next one."""
+
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    python = venv / "bin" / "python"
+    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    python.chmod(0o755)
+    # honcho stands in for the processes: it prints what each of them would be given.
+    honcho = venv / "bin" / "honcho"
+    honcho.write_text('#!/bin/sh\necho "SITE_URL=$SITE_URL PORT=$PORT"\n')
+    honcho.chmod(0o755)
+    stamp = subprocess.run(
+        [
+            str(python),
+            "-c",
+            "import hashlib, sys; print(hashlib.sha256(open('requirements.txt', 'rb').read()).hexdigest()"
+            " + sys.version)",
+        ],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    (venv / ".requirements-stamp").write_text(stamp)
+    env = {key: value for key, value in os.environ.items() if key not in {"SITE_URL", "PORT", "DATABASE_URL"}}
+    env |= {
+        "QUIZSITE_VENV": str(venv),
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        "QUIZSITE_VAR_DIR": str(tmp_path),
+    }
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = subprocess.run(
+            ["sh", "scripts/dev.sh", "run"],
+            cwd=REPO_ROOT,
+            env=env | {"PORT": str(port)},
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    assert result.returncode == 0, result.stderr[-2000:]
+    announced = re.search(r"starting at http://127\.0\.0\.1:(\d+)/", result.stdout)
+    assert announced is not None, result.stdout
+    served = int(announced.group(1))
+    assert served != port
+    assert f"SITE_URL=http://127.0.0.1:{served} PORT={served}" in result.stdout
+    # A SITE_URL of the learner's own is kept.
+    kept = subprocess.run(
+        ["sh", "scripts/dev.sh", "run"],
+        cwd=REPO_ROOT,
+        env=env | {"SITE_URL": "https://quiz.example"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert "SITE_URL=https://quiz.example " in kept.stdout
