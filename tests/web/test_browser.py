@@ -239,3 +239,35 @@ def test_sign_up_sign_out_and_a_forgotten_password(
     account.refresh_from_db()
     assert account.check_password("another long passphrase")
     assert web.console_errors == []
+
+
+def test_the_study_pages_shortcuts_are_listed_by_a_key_and_closed_by_another(
+    web: Browsing, shipped_course: None, token: str
+) -> None:
+    web.sign_in_with_token(token)
+    web.goto(f"/decks/{first_deck().slug}/study", usable=web.page.get_by_role("button", name="Flip", exact=False))
+    web.page.keyboard.press("?")
+    dialog = web.page.get_by_role("dialog", name="Keyboard shortcuts")
+    dialog.wait_for()
+    listed = dialog.locator(".shortcut").all_inner_texts()
+    assert [" ".join(item.split()) for item in listed] == [
+        "Space Flip the card",
+        "1 Again: I did not remember it",
+        "2 Hard: I remembered it with difficulty",
+        "3 Good: I remembered it",
+        "4 Easy: I remembered it at once",
+        "Z Undo the last rating",
+        "? List these shortcuts",
+    ]
+    assert web.axe_serious() == []
+    # While it is open, the study keys are not the page's: a rating key rates nothing behind it.
+    web.page.keyboard.press("3")
+    web.page.keyboard.press("Escape")
+    dialog.wait_for(state="hidden")
+    assert web.page.get_by_role("button", name="Flip", exact=False).is_visible()
+    # Its button opens it too, and its own button closes it.
+    web.page.get_by_role("button", name="Keyboard shortcuts").click()
+    dialog.wait_for()
+    dialog.get_by_role("button", name="Close").click()
+    dialog.wait_for(state="hidden")
+    assert web.console_errors == []

@@ -4,6 +4,7 @@ import { call, client } from "../api/client";
 import { ApiProblem, describeError, isNetworkFailure } from "../api/errors";
 import { ErrorMessage, Loading, NothingHere, PageTitle } from "../components/common";
 import { RichText } from "../components/RichText";
+import { ShortcutsHelp, type Shortcut } from "../components/Shortcuts";
 import { describeInterval, formatInterval, plural } from "../format";
 import { useTitle } from "../hooks";
 import { waitingText } from "../offline/queue";
@@ -11,6 +12,26 @@ import { enqueue, reachedServer, syncNow, useSyncStatus } from "../offline/sync"
 import { makeReview, postReview, undoReview } from "../reviews";
 import { getSession } from "../session";
 import * as S from "../study";
+
+const COMMON_KEYS: Shortcut[] = [
+  { keys: ["Space"], does: "Flip the card" },
+  { keys: ["Z"], does: "Undo the last rating" },
+  { keys: ["?"], does: "List these shortcuts" },
+];
+const FOUR_RATING_KEYS: Shortcut[] = [
+  ...COMMON_KEYS.slice(0, 1),
+  { keys: ["1"], does: "Again: I did not remember it" },
+  { keys: ["2"], does: "Hard: I remembered it with difficulty" },
+  { keys: ["3"], does: "Good: I remembered it" },
+  { keys: ["4"], does: "Easy: I remembered it at once" },
+  ...COMMON_KEYS.slice(1),
+];
+const TWO_RATING_KEYS: Shortcut[] = [
+  ...COMMON_KEYS.slice(0, 1),
+  { keys: ["1"], does: "I did not know it" },
+  { keys: ["2"], does: "I knew it" },
+  ...COMMON_KEYS.slice(1),
+];
 
 type Mode = "four" | "two";
 const MODE_KEY = "quizsite.studyMode";
@@ -149,12 +170,15 @@ export default function DeckStudy({ slug }: { slug: string }) {
   // The listener reads what the latest render saw: effects run a frame late, and a key pressed as soon as a
   // button shows must already act on it.
   const keys = useRef({ state, current, mode, doFlip, rate, undo });
+  const shortcuts = useRef<HTMLDialogElement | null>(null);
   keys.current = { state, current, mode, doFlip, rate, undo };
 
   useEffect(() => {
     function onKey(event: KeyboardEvent) {
       const { state, current, mode, doFlip, rate, undo } = keys.current;
       if (event.ctrlKey || event.metaKey || event.altKey || typing(event.target)) return;
+      // While the shortcuts are listed, keys are the dialog's (Escape closes it).
+      if (shortcuts.current?.open) return;
       if (event.key === " " && !typingOrActivating(event.target)) {
         if (state && !state.flipped && current) {
           event.preventDefault();
@@ -165,6 +189,11 @@ export default function DeckStudy({ slug }: { slug: string }) {
       if (event.key === "z" || event.key === "Z") {
         event.preventDefault();
         void undo();
+        return;
+      }
+      if (event.key === "?") {
+        event.preventDefault();
+        if (!shortcuts.current?.open) shortcuts.current?.showModal();
         return;
       }
       if (!state?.flipped) return;
@@ -356,6 +385,7 @@ export default function DeckStudy({ slug }: { slug: string }) {
         </section>
       )}
       <p class="study-tools">
+        <ShortcutsHelp shortcuts={mode === "four" ? FOUR_RATING_KEYS : TWO_RATING_KEYS} dialogRef={shortcuts} />
         <button type="button" class="button secondary" disabled={!canUndo || busy} aria-keyshortcuts="z" onClick={() => void undo()}>
           Undo <kbd aria-hidden="true">Z</kbd>
         </button>
