@@ -10,7 +10,7 @@ import pytest
 from apps.accounts.models import LearnerProfile
 from apps.content.models import Card, Course, Deck, Lesson
 from apps.games.models import MatchAttempt, MatchBoard, MatchItem
-from tests.support.browser import PHONE, Browsing, Viewport, browsing
+from tests.support.browser import PHONE, Browsing, Viewport, browsing, first_deck, fits_sideways
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Locator
@@ -169,3 +169,54 @@ def test_opting_in_without_a_display_name_is_refused_in_words(
         assert not LearnerProfile.objects.filter(learner=learner, show_on_leaderboards=True).exists()
     finally:
         web.context.close()
+
+
+def test_a_board_of_the_courses_own_cards_fits_the_screen_and_keeps_its_terms_in_view(
+    web: Browsing, shipped_course: None, token: str, viewport: Viewport
+) -> None:
+    deck = first_deck()
+    web.sign_in_with_token(token)
+    web.goto(f"/decks/{deck.slug}/match")
+    web.page.get_by_label("Pairs on the board").select_option("6")
+    with web.page.expect_response(lambda response: response.url.endswith(f"/decks/{deck.slug}/match/")):
+        web.page.get_by_role("button", name="Start").click()
+    terms = web.page.locator("button.match-term")
+    definitions = web.page.locator("button.match-definition")
+    terms.first.wait_for()
+    assert terms.count() == definitions.count() == 6
+    fits_sideways(web)
+
+    # Terms written as code are set in monospace; terms in words are not, and no word is cut in two.
+    for term in terms.all():
+        text = term.inner_text().split("\n")[0]
+        mono = "monospace" in term.evaluate("(element) => getComputedStyle(element).fontFamily")
+        assert mono == bool(re.fullmatch(r"[\w.()]+", text) and re.search(r"[_.()]|[a-z][A-Z]", text)), text
+        lines = term.locator(".match-tile-text").evaluate(
+            "(element) => { const range = document.createRange(); range.selectNodeContents(element);"
+            " return Array.from(range.getClientRects(), (rect) => Math.round(rect.top)); }"
+        )
+        assert len(set(lines)) <= max(1, len(re.split(r"[\s_.]+|(?<=[a-z])(?=[A-Z])", text))), text
+        # The tile holds its text, and the column holds the tile: nothing runs past an edge or is cut off.
+        assert term.evaluate("(element) => element.scrollWidth <= element.clientWidth"), text
+        assert term.evaluate(
+            "(element) => element.getBoundingClientRect().right"
+            " <= element.closest('.match-column').getBoundingClientRect().right + 0.5"
+        ), text
+
+    web.screenshot("match-course-board")
+    height = web.page.viewport_size["height"] if web.page.viewport_size else 0
+    if viewport == PHONE:
+        # Scrolled down to the last definition, the terms are still on the screen, below the timer.
+        definitions.last.scroll_into_view_if_needed()
+        status = web.page.locator(".match-status").bounding_box()
+        for term in terms.all():
+            box = term.bounding_box()
+            assert box is not None and status is not None
+            assert box["y"] >= status["y"] + status["height"] - 1 and box["y"] + box["height"] <= height
+    else:
+        # The whole board fits a 1280x800 screen once the timer is at its top.
+        web.page.locator(".match-status").evaluate("(element) => element.scrollIntoView()")
+        last = definitions.last.bounding_box()
+        assert last is not None and last["y"] + last["height"] <= height
+    assert web.axe_serious() == []
+    assert web.console_errors == []

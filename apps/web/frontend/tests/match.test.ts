@@ -165,3 +165,22 @@ describe("setup", () => {
     expect(G.newAttemptId()).not.toBe(G.newAttemptId());
   });
 });
+
+describe("code terms", () => {
+  it("tells an API name from a term in words", () => {
+    expect(["output_signature", "tf.data.AUTOTUNE", "from_generator()", "numParallelCalls"].map(G.isCodeTerm)).toEqual([
+      true,
+      true,
+      true,
+      true,
+    ]);
+    expect(["data leakage", "prefetch", "Shuffle buffer", "batch"].map(G.isCodeTerm)).toEqual([false, false, false, false]);
+  });
+
+  it("cuts a code term only after _ and . and between CamelCase words", () => {
+    expect(G.codeTermParts("output_signature")).toEqual(["output_", "signature"]);
+    expect(G.codeTermParts("tf.data.Dataset.from_tensor_slices")).toEqual(["tf.", "data.", "Dataset.", "from_", "tensor_", "slices"]);
+    expect(G.codeTermParts("prefetch")).toEqual(["prefetch"]);
+    expect(G.codeTermParts("TFRecordDataset")).toEqual(["TFRecord", "Dataset"]);
+  });
+});

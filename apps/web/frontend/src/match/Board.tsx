@@ -23,7 +23,7 @@ export function Board({
       </p>
       <div class="match-board" aria-busy={busy ? "true" : undefined}>
         {(["term", "definition"] as const).map((side) => (
-          <section class="match-column" aria-labelledby={`match-${side}s`} key={side}>
+          <section class={`match-column match-column-${side}`} aria-labelledby={`match-${side}s`} key={side}>
             <h2 id={`match-${side}s`} class="match-column-title">
               {side === "term" ? "Terms" : "Definitions"}
             </h2>
@@ -31,7 +31,9 @@ export function Board({
               {G.tiles(game, side).map((tile, index) => {
                 const selected = game.selected[side] === tile.id;
                 const wrong = game.wrong?.[side] === tile.id;
+                const code = side === "term" && G.isCodeTerm(tile.text);
                 const classes = ["match-tile", `match-${side}`];
+                if (code) classes.push("is-code");
                 if (selected) classes.push("is-selected");
                 if (wrong) classes.push("is-wrong");
                 if (tile.matched) classes.push("is-matched");
@@ -50,7 +52,16 @@ export function Board({
                       onClick={() => onChoose(side, tile.id)}
                       onKeyDown={(event) => onTileKey(event, side, index)}
                     >
-                      <span class="match-tile-text">{tile.text}</span>
+                      <span class="match-tile-text">
+                        {side === "term"
+                          ? G.codeTermParts(tile.text).map((part, at) => (
+                              <span key={at}>
+                                {at > 0 && <wbr />}
+                                {part}
+                              </span>
+                            ))
+                          : tile.text}
+                      </span>
                       {tile.matched && <span class="visually-hidden"> (matched)</span>}
                       {wrong && (
                         <span class="match-tile-penalty" aria-hidden="true">

@@ -240,3 +240,15 @@ export function newAttemptId(): string {
   if (typeof crypto.randomUUID === "function") return crypto.randomUUID();
   return uuidFromBytes(crypto.getRandomValues(new Uint8Array(16)));
 }
+
+/** A term written as code (an API name such as `output_signature` or `tf.data.AUTOTUNE`), set in monospace;
+ * a term in words ("data leakage") is set as text. */
+export function isCodeTerm(term: string): boolean {
+  return /^[\w.()]+$/.test(term) && /[_.()]|[a-z][A-Z]/.test(term);
+}
+
+/** A term cut after each `_` and `.` and between the words of a CamelCase name, where a line may break
+ * besides its spaces, so a narrow column never has to break it inside a word. */
+export function codeTermParts(term: string): string[] {
+  return term.split(/(?<=[_.])|(?<=[a-z])(?=[A-Z])/);
+}
