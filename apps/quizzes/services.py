@@ -24,7 +24,7 @@ from apps.quizzes.models import AttemptMode, LessonAnswer, QuestionMemory, QuizA
 from apps.quizzes.selectors import MAX_ID, active_quiz_items, quiz_get
 from apps.srs.core import scheduling
 from apps.srs.core.scheduling import MemoryState, Rating, SchedulerConfig
-from apps.srs.models import ReviewSource
+from apps.srs.models import CardMemory, ReviewSource
 from apps.srs.reviews.memory import memory_state_of, memory_state_store
 from apps.srs.reviews.services import ReviewInput, reviews_submit
 from apps.srs.settings.services import review_scheduling_ensure
@@ -415,11 +415,19 @@ def _apply_review(
     return after
 
 
-def _card_reviews(*, learner: Any, review_key: str, question: Question, outcome: str, now: datetime) -> None:
+def _card_reviews(
+    *, learner: Any, review_key: str, question: Question, outcome: str, now: datetime, studied_only: bool = False
+) -> None:
     """One review of each card the question tests, through the one way reviews are recorded.
 
-    review_key names the answer ("quiz:{attempt}" or "lesson:{lesson answer}") in each review's client id."""
+    review_key names the answer ("quiz:{attempt}" or "lesson:{lesson answer}") in each review's client id.
+    studied_only: only the cards the learner has studied before; the others stay new, for their deck to
+    introduce within the day's new cards."""
     card_ids = visible_card_ids(card_ids=[card.pk for card in question.cards.all()])
+    if studied_only:
+        card_ids = set(
+            CardMemory.objects.filter(learner=learner, card_id__in=card_ids).values_list("card_id", flat=True)
+        )
     if not card_ids:
         return
     rating = card_ratings()[outcome]
@@ -536,8 +544,14 @@ def lesson_answer_submit(
         if memory is not None:
             row.scheduled = True
             row.save(update_fields=["scheduled"])
+            # Reading the lesson is not studying its deck: an answer here never spends the day's new cards.
             _card_reviews(
-                learner=learner, review_key=f"lesson:{row.pk}", question=question, outcome=grade.outcome, now=now
+                learner=learner,
+                review_key=f"lesson:{row.pk}",
+                question=question,
+                outcome=grade.outcome,
+                now=now,
+                studied_only=True,
             )
         due = memory.due if memory is not None else _question_due(learner=learner, question=question)
     return LessonAnswerOutcome(answer=row, question=question, board=shown, due=due)

@@ -10,12 +10,13 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from apps.content.models import Choice, Course, Lesson, Question
+from apps.content.models import Card, Choice, Course, Lesson, Question
 from apps.quizzes.api import AnswerCreateView, QuestionAnswerCreateView
 from apps.quizzes.choices import question_board
 from apps.quizzes.models import LessonAnswer, QuestionMemory, QuizAnswer
-from apps.srs.models import ReviewLog, ReviewSource
+from apps.srs.models import CardMemory, ReviewLog, ReviewSource
 from tests.support.quizzes import RIGHT, WRONG
+from tests.support.reviews import review_body
 
 pytestmark = pytest.mark.django_db
 
@@ -134,13 +135,20 @@ def test_short_text_forgives_case_and_spacing_as_a_quiz_does(learner_client, cou
     assert data["response"] == {"text": "  tfrecord "}
 
 
-def test_a_first_answer_schedules_the_question_and_reviews_its_cards(learner_client, learner, course):
+def test_a_first_answer_schedules_the_question_and_reviews_only_the_cards_already_studied(
+    learner_client, learner, course
+):
+    # "map" was studied in its deck; "prefetch" is still new to the learner.
+    studied = Card.objects.get(slug="map")
+    response = learner_client.post("/api/v1/reviews/", review_body(studied, 3), format="json")
+    assert response.status_code == 201
     answer(learner_client, "pitfalls", **RIGHT["pitfalls"])
     memory = QuestionMemory.objects.get(learner=learner, question__slug="pitfalls")
     assert memory.reps == 1
-    reviews = ReviewLog.objects.filter(learner=learner)
-    assert sorted(reviews.values_list("card__slug", flat=True)) == ["map", "prefetch"]
-    assert set(reviews.values_list("source", "rating")) == {(ReviewSource.QUIZ, 3)}
+    reviews = ReviewLog.objects.filter(learner=learner, source=ReviewSource.QUIZ)
+    assert list(reviews.values_list("card__slug", "rating")) == [("map", 3)]
+    # The new card stays new: the lesson spent none of the day's new cards.
+    assert not CardMemory.objects.filter(learner=learner, card__slug="prefetch").exists()
 
 
 def test_trying_again_before_the_question_is_due_is_kept_as_practice(learner_client, learner, course):

@@ -440,6 +440,17 @@ MEMORY_STAGES = [stage.name.lower() for stage in MemoryStage]
 CARD_STAGES = ["new", *MEMORY_STAGES]
 
 
+def _browsed_card(card: Any, concepts: Any, memory: Any, basis: Any) -> dict[str, Any]:
+    """A card as the browser shows it: its content, deck and concepts, and the learner's memory of it."""
+    return {
+        "card": DeckCardOutput(card).data,
+        "deck": card.deck.slug,
+        "deck_title": card.deck.title,
+        "concepts": [{"slug": concept.slug, "name": concept.name} for concept in concepts],
+        **browsed_memory_fields(memory, basis, card_id=card.pk),
+    }
+
+
 class ConceptNameOutput(serializers.Serializer):
     slug = serializers.CharField()
     name = serializers.CharField()
@@ -467,13 +478,7 @@ class BrowsedCardOutput(serializers.Serializer):
         """`card.learner_memories` and `card.course_concepts` as the browser's selector prefetches them;
         `context["recall_basis"]` for the recall now."""
         memory = card.learner_memories[0] if card.learner_memories else None
-        return {
-            "card": DeckCardOutput(card).data,
-            "deck": card.deck.slug,
-            "deck_title": card.deck.title,
-            "concepts": [{"slug": concept.slug, "name": concept.name} for concept in card.course_concepts],
-            **browsed_memory_fields(memory, self.context["recall_basis"], card_id=card.pk),
-        }
+        return _browsed_card(card, card.course_concepts, memory, self.context["recall_basis"])
 
 
 class CardReviewOutput(serializers.Serializer):
@@ -501,14 +506,9 @@ class CardHistoryOutput(BrowsedCardOutput):
     def to_representation(self, found: Any) -> dict[str, Any]:
         """A CardHistory; `context["recall_basis"]` as for BrowsedCardOutput."""
         basis = self.context["recall_basis"]
-        card = found.card
         return {
-            "card": DeckCardOutput(card).data,
-            "deck": card.deck.slug,
-            "deck_title": card.deck.title,
-            "concepts": [{"slug": concept.slug, "name": concept.name} for concept in found.concepts],
-            **browsed_memory_fields(found.memory, basis, card_id=card.pk),
-            "history": [card_review_fields(review, basis, card_id=card.pk) for review in found.reviews],
+            **_browsed_card(found.card, found.concepts, found.memory, basis),
+            "history": [card_review_fields(review, basis, card_id=found.card.pk) for review in found.reviews],
         }
 
 
