@@ -181,3 +181,29 @@ def test_the_explorer_loads_its_model_and_a_chosen_region_is_a_recorded_visit(
     assert web.axe_serious() == []
     fits_sideways(web)
     assert web.console_errors == []
+
+
+def test_on_a_touch_screen_a_vertical_swipe_over_the_scene_scrolls_the_page(
+    chromium: Browser, live_server: Any, shipped_course: None, token: str
+) -> None:
+    web = browsing(chromium, live_server.url, PHONE, has_touch=True, is_mobile=True)
+    try:
+        web.sign_in_with_token(token)
+        web.goto(f"/courses/{COURSE}/constellation")
+        _ready_viewer(web)
+        canvas = web.page.locator(".three-viewer canvas")
+        # The browser keeps vertical pans (page scrolling); sideways drags still reach the orbit controls.
+        assert canvas.evaluate("(element) => getComputedStyle(element).touchAction") == "pan-y"
+        assert web.console_errors == []
+    finally:
+        web.context.close()
+    desktop = browsing(chromium, live_server.url, DESKTOP)
+    try:
+        desktop.sign_in_with_token(token)
+        desktop.goto(f"/courses/{COURSE}/constellation")
+        _ready_viewer(desktop)
+        # With a mouse, every drag over the scene is the scene's.
+        touch = desktop.page.locator(".three-viewer canvas").evaluate("(e) => getComputedStyle(e).touchAction")
+        assert touch == "none"
+    finally:
+        desktop.context.close()

@@ -72,6 +72,9 @@ export class Viewer {
     this.controls = new OrbitControls(this.camera, this.renderer.domElement);
     this.controls.enableDamping = false;
     this.controls.addEventListener("change", () => this.requestRender());
+    // OrbitControls takes every touch (touch-action: none), so on a touch screen a swipe over the scene
+    // could not scroll the page past it. A vertical swipe scrolls the page; a sideways one turns the scene.
+    if (matchMedia("(pointer: coarse)").matches) this.renderer.domElement.style.touchAction = "pan-y";
 
     this.resizer = new ResizeObserver(() => this.resize());
     this.resizer.observe(host);
