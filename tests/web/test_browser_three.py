@@ -207,3 +207,46 @@ def test_on_a_touch_screen_a_vertical_swipe_over_the_scene_scrolls_the_page(
         assert touch == "none"
     finally:
         desktop.context.close()
+
+
+SHOWN_LABELS = """
+(viewer) => {
+    const scene = viewer.querySelector("canvas").getBoundingClientRect();
+    const shown = [...viewer.querySelectorAll(".three-label")]
+        .filter((label) => !label.classList.contains("is-crowded"))
+        .map((label) => label.getBoundingClientRect())
+        .filter((rect) => rect.width > 0 && rect.height > 0);
+    const overlapping = shown.filter((a, i) => shown.some((b, j) => j > i
+        && a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom)).length;
+    const outside = shown.filter((rect) => rect.left < scene.left || rect.right > scene.right
+        || rect.top < scene.top || rect.bottom > scene.bottom).length;
+    return { shown: shown.length, overlapping, outside, total: viewer.querySelectorAll(".three-label").length };
+}
+"""
+
+
+def test_the_constellations_labels_never_overlap_nor_run_past_its_edge(
+    desktop: Browsing, shipped_course: None, token: str
+) -> None:
+    web = desktop
+    web.sign_in_with_token(token)
+    web.goto(f"/courses/{COURSE}/constellation")
+    viewer = _ready_viewer(web)
+    web.page.wait_for_function("() => document.querySelectorAll('.three-label').length > 0")
+    labels = viewer.evaluate(SHOWN_LABELS)
+    web.screenshot("constellation-labels")
+    assert labels["overlapping"] == 0 and labels["outside"] == 0, labels
+    # Crowding hides some, not most: the scene still names a good part of its concepts.
+    assert labels["shown"] >= labels["total"] // 3, labels
+    # A hidden label is shown while its concept is pointed at.
+    crowded = viewer.evaluate(
+        "(viewer) => [...viewer.querySelectorAll('.three-label.is-crowded')].map((label) => label.textContent)"
+    )
+    concept = _concepts().filter(name__in=crowded).first()
+    if concept is not None:
+        point = _project(viewer, concept.slug)
+        web.page.mouse.move(point["x"], point["y"])
+        hovered = viewer.locator(".three-label.is-hovered")
+        hovered.wait_for()
+        assert "is-crowded" not in (hovered.get_attribute("class") or "")
+    assert web.console_errors == []

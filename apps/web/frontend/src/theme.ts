@@ -80,7 +80,7 @@ export function onThemeChange(listener: () => void): () => void {
  * A colour custom property as the browser resolves it now, for drawing on a canvas: the property's
  * own value is the unresolved light-dark() pair, so it is read back through an element's colour.
  */
-export function cssColour(host: Element, property: string): string {
+export function resolvedColour(host: Element, property: string): string {
   const probe = document.createElement("span");
   probe.hidden = true;
   probe.style.color = `var(${property})`;

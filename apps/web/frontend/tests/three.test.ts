@@ -14,6 +14,7 @@ import {
   newVisitId,
   toNdc,
   viewerKeyAction,
+  labelsShown,
   ZOOM_STEP,
 } from "../src/three/pure";
 
@@ -123,5 +124,32 @@ describe("newVisitId", () => {
     expect(id).toBe("ffffffff-ffff-4fff-bfff-ffffffffffff");
     expect(newVisitId()).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(newVisitId()).not.toBe(newVisitId());
+  });
+});
+
+describe("labelsShown", () => {
+  const bounds = { left: 0, top: 0, right: 400, bottom: 300 };
+  const at = (key: number, left: number, top: number, rank: number, width = 80, height = 16) => ({
+    key,
+    left,
+    top,
+    right: left + width,
+    bottom: top + height,
+    rank,
+  });
+
+  it("keeps the nearer of two overlapping labels and both of two apart", () => {
+    expect(labelsShown([at(1, 100, 100, 50), at(2, 120, 105, 10)], bounds)).toEqual(new Set([2]));
+    expect(labelsShown([at(1, 100, 100, 50), at(2, 100, 130, 10)], bounds)).toEqual(new Set([1, 2]));
+  });
+
+  it("hides a label cut off at the edge, unless it is the one chosen", () => {
+    expect(labelsShown([at(1, 350, 10, 5)], bounds)).toEqual(new Set());
+    expect(labelsShown([at(1, 350, 10, 0)], bounds)).toEqual(new Set([1]));
+  });
+
+  it("shows the chosen label over a nearer one, and skips labels not drawn", () => {
+    expect(labelsShown([at(1, 100, 100, 3), at(2, 110, 100, 0)], bounds)).toEqual(new Set([2]));
+    expect(labelsShown([at(1, 0, 0, 1, 0, 0)], bounds)).toEqual(new Set());
   });
 });

@@ -2,7 +2,7 @@
 import { useEffect, useRef } from "preact/hooks";
 import uPlot from "uplot";
 import { useThemeShown } from "../hooks";
-import { cssColour } from "../theme";
+import { resolvedColour } from "../theme";
 import { indexTicks } from "./charts";
 
 export interface PlotProps {
@@ -29,9 +29,9 @@ export function Plot({ label, summary, kind, xLabels, values, seriesLabel, yRang
   useEffect(() => {
     const element = box.current;
     if (!element) return;
-    const color = cssColour(element, colour);
-    const lines = cssColour(element, "--border");
-    const AXIS = { stroke: cssColour(element, "--muted"), grid: { stroke: lines, width: 1 }, ticks: { stroke: lines, width: 1 } };
+    const color = resolvedColour(element, colour);
+    const lines = resolvedColour(element, "--border");
+    const AXIS = { stroke: resolvedColour(element, "--muted"), grid: { stroke: lines, width: 1 }, ticks: { stroke: lines, width: 1 } };
     const width = () => Math.max(240, Math.floor(element.clientWidth));
     const xs = xLabels.map((_, index) => index);
     const options: uPlot.Options = {

@@ -154,3 +154,40 @@ export function hasWebgl2(doc: Document = document): boolean {
 export function prefersReducedMotion(): boolean {
   return typeof matchMedia === "function" && matchMedia("(prefers-reduced-motion: reduce)").matches;
 }
+
+export interface PlacedLabel {
+  key: number;
+  left: number;
+  top: number;
+  right: number;
+  bottom: number;
+  /** Lower goes first: what is chosen or pointed at, then what is nearer the camera. */
+  rank: number;
+}
+
+/**
+ * Which labels to show: each in rank order, unless it would overlap one already shown (with `gap`
+ * pixels between) or run past the scene's edge, where it would be cut off. A label hidden here is
+ * still named on hover and in the list view.
+ */
+export function labelsShown(
+  labels: PlacedLabel[],
+  bounds: { left: number; top: number; right: number; bottom: number },
+  gap = 2,
+): Set<number> {
+  const shown: PlacedLabel[] = [];
+  for (const label of [...labels].sort((a, b) => a.rank - b.rank)) {
+    if (label.right <= label.left || label.bottom <= label.top) continue;
+    const inside =
+      label.left >= bounds.left && label.right <= bounds.right && label.top >= bounds.top && label.bottom <= bounds.bottom;
+    const clear = shown.every(
+      (other) =>
+        label.right + gap <= other.left ||
+        other.right + gap <= label.left ||
+        label.bottom + gap <= other.top ||
+        other.bottom + gap <= label.top,
+    );
+    if ((inside || label.rank === 0) && clear) shown.push(label);
+  }
+  return new Set(shown.map((label) => label.key));
+}

@@ -12,7 +12,7 @@ import {
 } from "three";
 import { OrbitControls } from "three/examples/jsm/controls/OrbitControls.js";
 import { CSS2DRenderer } from "three/examples/jsm/renderers/CSS2DRenderer.js";
-import { fitBoxDistance, fitDistance, fromNdc, isClick, toNdc, viewerKeyAction } from "./pure";
+import { fitBoxDistance, fitDistance, fromNdc, isClick, labelsShown, toNdc, viewerKeyAction, type PlacedLabel } from "./pure";
 
 export interface ViewerOptions {
   /** Objects a click or hover can hit; each hit is resolved to one of them through `resolve`. */
@@ -136,7 +136,23 @@ export class Viewer {
       this.frame = 0;
       this.renderer.render(this.scene, this.camera);
       this.labels.render(this.scene, this.camera);
+      this.declutter();
     });
+  }
+
+  /** Hides the labels that would overlap a nearer or chosen one, or be cut off at the scene's edge. */
+  private declutter(): void {
+    const elements = Array.from(this.labels.domElement.querySelectorAll<HTMLElement>(".three-label"));
+    const placed: PlacedLabel[] = elements.map((element, key) => {
+      const rect = element.getBoundingClientRect();
+      const chosen = element.classList.contains("is-selected") || element.classList.contains("is-hovered");
+      // CSS2DRenderer orders labels by distance: a higher z-index is nearer the camera.
+      const nearness = Number(element.style.zIndex) || 0;
+      const rank = chosen ? 0 : element.classList.contains("three-link-label") ? 1 : 1e6 - nearness;
+      return { key, left: rect.left, top: rect.top, right: rect.right, bottom: rect.bottom, rank };
+    });
+    const shown = labelsShown(placed, this.renderer.domElement.getBoundingClientRect());
+    elements.forEach((element, key) => element.classList.toggle("is-crowded", !shown.has(key)));
   }
 
   project(key: string): { x: number; y: number } | null {
