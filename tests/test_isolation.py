@@ -196,6 +196,10 @@ ID_ROUTES: dict[str, Callable[[Owner], Call]] = {
 CONTENT_ID_ROUTES: dict[str, Callable[[Owner], str]] = {
     "cards/<int:card_id>/": lambda a: f"cards/{a.leech_card_id}/",
 }
+# Routes whose id names shared course content and whose answer is the caller's own memory of it.
+CALLERS_OWN_ID_ROUTES: dict[str, Callable[[Owner], str]] = {
+    "cards/<int:card_id>/history/": lambda a: f"cards/{a.leech_card_id}/history/",
+}
 
 
 def _id_routes(patterns: list[URLPattern | URLResolver], prefix: str = "", has_id: bool = False) -> set[str]:
@@ -218,9 +222,10 @@ def test_every_api_route_with_an_id_is_checked_here():
         if route.startswith("api/v1/")
     }
     assert api_routes, "no API route with an id: the resolver walk is broken"
-    unchecked = api_routes - set(ID_ROUTES) - set(CONTENT_ID_ROUTES)
+    checked = set(ID_ROUTES) | set(CONTENT_ID_ROUTES) | set(CALLERS_OWN_ID_ROUTES)
+    unchecked = api_routes - checked
     assert not unchecked, f"routes with an id that this module does not check for isolation: {sorted(unchecked)}"
-    assert not (set(ID_ROUTES) | set(CONTENT_ID_ROUTES)) - api_routes, "a checked route no longer exists"
+    assert not checked - api_routes, "a checked route no longer exists"
 
 
 def test_another_learners_ids_are_a_404_that_changes_nothing(owner, intruder):
@@ -242,6 +247,15 @@ def test_another_learners_ids_are_a_404_that_changes_nothing(owner, intruder):
         response = getattr(owner.client, method)(API + url, body, format="json")
         assert response.status_code in {200, 201, 204}, (route, response.status_code, response.content)
     assert snapshot(owner.user) != before
+
+
+def test_a_cards_history_is_the_callers_own(owner, intruder):
+    for route, url in CALLERS_OWN_ID_ROUTES.items():
+        mine = ok(owner.client.get(API + url(owner)))
+        theirs = ok(intruder.get(API + url(owner)))
+        assert mine["history"] and mine["reviews"] > 0, route
+        assert (theirs["history"], theirs["stage"], theirs["reviews"]) == ([], "new", 0), route
+        assert theirs["card"] == mine["card"], route
 
 
 def test_unsuspending_a_card_both_studied_changes_only_the_callers_memory(owner, intruder):

@@ -99,6 +99,8 @@ def test_text_search_needs_every_word_in_any_field_or_tag(learner_client, deck_c
     assert _ids(_all(learner_client, q="zebra-tag")) == [card.pk]
     assert _ids(_all(learner_client, q=f"zebra-tag {word}")) == [card.pk]
     assert _all(learner_client, q="zebra-tag nothing-matches-this") == []
+    # A blank search is no search.
+    assert len(_all(learner_client, q="   ")) == len(_all(learner_client))
 
 
 def test_concept_and_deck_filters_and_their_names(learner_client, deck_cards):
@@ -152,6 +154,7 @@ def test_pages_and_their_cost_do_not_grow_with_the_cards(learner_client, deck_ca
         ({"q": "x" * 201}, "q"),
         ({"page_size": 0}, "page_size"),
         ({"concept": "Not A Slug!"}, "concept"),
+        ({"q": "tab\there"}, "q"),
     ],
 )
 def test_bad_queries_are_400s_in_the_error_shape(learner_client, shipped_course, params, field):

@@ -13,7 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.common.fields import CleanSlugField
+from apps.common.fields import CleanSlugField, SingleLineCharField
 from apps.common.pagination import PageQuery
 from apps.common.query import query_params_validate
 from apps.common.schema import error_statuses
@@ -179,8 +179,11 @@ class StatsView(APIView):
 
 
 class _CardSearchQuery(PageQuery):
-    q = serializers.CharField(
-        required=False, max_length=200, help_text="Words that must each appear in the card (any field, or a tag)."
+    q = SingleLineCharField(
+        required=False,
+        allow_blank=True,
+        max_length=200,
+        help_text="Words that must each appear in the card (any field, or a tag); blank searches nothing.",
     )
     state = serializers.ChoiceField(choices=[state.value for state in CardState], required=False)
     concept = CleanSlugField(required=False, help_text="A concept of the course, by slug.")

@@ -7,6 +7,7 @@ from typing import Any
 from apps.common.clock import time_text
 from apps.srs.core.scheduling import MemoryStage, MemoryState
 from apps.srs.models import CardMemory, ReviewLog
+from apps.srs.reviews.memory import memory_state_of
 from apps.srs.reviews.recall import RecallBasis
 from apps.srs.reviews.serializers import recall_fields
 
@@ -45,10 +46,34 @@ def browsed_memory_fields(memory: CardMemory | None, basis: RecallBasis, *, card
     }
 
 
+def stored_state(data: Any) -> MemoryState | None:
+    """A review's stored state as FSRS reads it, each value clamped as a memory row's is (memory_state_of);
+    None for no state, or one that cannot be read (an old row, an edit by hand)."""
+    if not isinstance(data, dict):
+        return None
+    try:
+        state = MemoryState.from_dict(data)
+        row = CardMemory(
+            stage=int(state.stage),
+            step=state.step,
+            stability=state.stability,
+            difficulty=state.difficulty,
+            due=state.due,
+            last_review=state.last_review,
+            reps=state.reps,
+            lapses=state.lapses,
+        )
+    except (KeyError, TypeError, ValueError, OverflowError):
+        return None
+    return memory_state_of(row)
+
+
 def card_review_fields(review: ReviewLog, basis: RecallBasis, *, card_id: int) -> dict[str, Any]:
-    """One standing review: what the card was before it, what the model expected, what it set."""
-    before = MemoryState.from_dict(review.state_before) if review.state_before is not None else None
-    after = MemoryState.from_dict(review.state_after) if review.state_after is not None else None
+    """One standing review: what the card was before it, what the model expected, what it set. A stored
+    state that cannot be read gives nulls rather than figures it does not hold."""
+    before = stored_state(review.state_before)
+    after = stored_state(review.state_after)
+    unreadable_before = review.state_before is not None and before is None
     expected = RecallBasis(configs=basis.configs, now=review.reviewed_at).of_state(before, card_id=card_id)
     return {
         "id": review.pk,
@@ -56,9 +81,9 @@ def card_review_fields(review: ReviewLog, basis: RecallBasis, *, card_id: int) -
         "rating": review.rating,
         "source": review.source,
         "duration_ms": review.duration_ms,
-        "stage_before": "new" if before is None else before.stage.name.lower(),
+        "stage_before": None if unreadable_before else stage_name(int(before.stage) if before else None),
         "recall_before": expected.probability,
-        "interval_days": (after.due - review.reviewed_at).total_seconds() / SECONDS_PER_DAY if after else 0.0,
-        "stability_days": after.stability if after else 0.0,
-        "difficulty": after.difficulty if after else 0.0,
+        "interval_days": (after.due - review.reviewed_at).total_seconds() / SECONDS_PER_DAY if after else None,
+        "stability_days": after.stability if after else None,
+        "difficulty": after.difficulty if after else None,
     }

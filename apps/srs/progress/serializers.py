@@ -487,7 +487,9 @@ class CardReviewOutput(serializers.Serializer):
     rating = serializers.IntegerField(min_value=1, max_value=4)
     source = serializers.ChoiceField(choices=ReviewSource.values)  # type: ignore[assignment]
     duration_ms = serializers.IntegerField(allow_null=True)
-    stage_before = serializers.ChoiceField(choices=CARD_STAGES)
+    stage_before = serializers.ChoiceField(
+        choices=CARD_STAGES, allow_null=True, help_text="Null when the stored state cannot be read."
+    )
     recall_before = serializers.FloatField(
         min_value=0,
         max_value=1,
@@ -495,9 +497,11 @@ class CardReviewOutput(serializers.Serializer):
         help_text="The probability of recall the memory model in use now gives the moment before this review; "
         "null for a first review.",
     )
-    interval_days = serializers.FloatField(help_text="From this review to the due time it set, in days.")
-    stability_days = serializers.FloatField(help_text="FSRS stability after the review.")
-    difficulty = serializers.FloatField(help_text="FSRS difficulty after the review, 1 to 10.")
+    interval_days = serializers.FloatField(
+        allow_null=True, help_text="From this review to the due time it set, in days; null when it cannot be read."
+    )
+    stability_days = serializers.FloatField(allow_null=True, help_text="FSRS stability after the review, in days.")
+    difficulty = serializers.FloatField(allow_null=True, help_text="FSRS difficulty after the review, 1 to 10.")
 
 
 class CardHistoryOutput(BrowsedCardOutput):

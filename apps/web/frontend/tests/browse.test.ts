@@ -51,6 +51,7 @@ describe("a card's state in words", () => {
     expect(recallText(0.874)).toBe("87 %");
     expect([1, 2, 3, 4].map(ratingName)).toEqual(["Again", "Hard", "Good", "Easy"]);
     expect(daysText(0)).toBe("—");
+    expect(daysText(null)).toBe("—");
     expect(daysText(10 / 1440)).toBe("10 minutes");
     expect(daysText(3)).toBe("3 days");
     expect(countText(1, true)).toBe("1 card matches");

@@ -1544,7 +1544,15 @@ export interface components {
             rating: number;
             source: components["schemas"]["SourceEnum"];
             duration_ms: number | null;
-            stage_before: components["schemas"]["CardStageEnum"];
+            /**
+             * @description Null when the stored state cannot be read.
+             *
+             *     * `new` - new
+             *     * `learning` - learning
+             *     * `review` - review
+             *     * `relearning` - relearning
+             */
+            stage_before: components["schemas"]["CardStageEnum"] | components["schemas"]["NullEnum"];
             /**
              * Format: double
              * @description The probability of recall the memory model in use now gives the moment before this review; null for a first review.
@@ -1552,19 +1560,19 @@ export interface components {
             recall_before: number | null;
             /**
              * Format: double
-             * @description From this review to the due time it set, in days.
+             * @description From this review to the due time it set, in days; null when it cannot be read.
              */
-            interval_days: number;
+            interval_days: number | null;
             /**
              * Format: double
-             * @description FSRS stability after the review.
+             * @description FSRS stability after the review, in days.
              */
-            stability_days: number;
+            stability_days: number | null;
             /**
              * Format: double
              * @description FSRS difficulty after the review, 1 to 10.
              */
-            difficulty: number;
+            difficulty: number | null;
         };
         /**
          * @description * `new` - new
@@ -5993,7 +6001,7 @@ export interface operations {
                 page?: number;
                 /** @description Items per page, 1 to 200. */
                 page_size?: number;
-                /** @description Words that must each appear in the card (any field, or a tag). */
+                /** @description Words that must each appear in the card (any field, or a tag); blank searches nothing. */
                 q?: string;
                 /**
                  * @description * `new` - new

@@ -112,8 +112,8 @@ export function ratingName(rating: number): string {
 }
 
 /** A number of days as the history table writes it: "10 min", "3 d", "2.5 mo". */
-export function daysText(days: number): string {
-  return days <= 0 ? "—" : describeInterval(days * 86_400);
+export function daysText(days: number | null): string {
+  return days === null || days <= 0 ? "—" : describeInterval(days * 86_400);
 }
 
 /** The summary line above the results: "12 cards", "12 cards match". */

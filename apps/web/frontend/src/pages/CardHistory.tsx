@@ -99,11 +99,11 @@ function Body({ data }: { data: History }) {
                       {review.source !== "deck" && <span class="meta"> · {SOURCES[review.source] ?? review.source}</span>}
                     </td>
                     <td class={`rating-${ratingName(review.rating).toLowerCase()}`}>{ratingName(review.rating)}</td>
-                    <td>{stageLabel(review.stage_before)}</td>
+                    <td>{review.stage_before === null ? "—" : stageLabel(review.stage_before)}</td>
                     <td>{recallText(review.recall_before)}</td>
                     <td>{daysText(review.interval_days)}</td>
                     <td>{daysText(review.stability_days)}</td>
-                    <td>{review.difficulty.toFixed(1)}</td>
+                    <td>{review.difficulty === null ? "—" : review.difficulty.toFixed(1)}</td>
                   </tr>
                 ))}
               </tbody>
