@@ -165,6 +165,12 @@ def test_the_explorer_loads_its_model_and_a_chosen_region_is_a_recorded_visit(
     last = regions.order_by("-position")[0]
     viewer.scroll_into_view_if_needed()
     point = _project(viewer, last.slug)
+    # Seen from a front corner, the row of stages runs down the scene as well as across it.
+    start = _project(viewer, first.slug)
+    scene = viewer.bounding_box()
+    assert scene is not None
+    assert abs(point["y"] - start["y"]) > 0.15 * scene["height"]
+    assert abs(point["x"] - start["x"]) > 0.4 * scene["width"]
     web.page.mouse.move(point["x"], point["y"])
     web.page.wait_for_function(
         "slug => document.querySelector('.three-viewer').dataset.hovered === slug", arg=last.slug

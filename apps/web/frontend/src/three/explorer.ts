@@ -78,10 +78,11 @@ export async function mountExplorer(
     viewer.requestRender();
   }
 
-  // The stages stand in a row: framing their row, rather than the sphere round it, shows them larger.
+  // The stages stand in a row: framing their row, rather than the sphere round it, shows them larger;
+  // seen from a front corner the row runs across the view's height too, and its names stand apart.
   const box = new Box3().setFromObject(gltf.scene);
   const half = box.getSize(new Vector3()).multiplyScalar(0.5);
-  viewer.frameBox(box.getCenter(new Vector3()), half, new Vector3(0, 0.9, 1.6));
+  viewer.frameBox(box.getCenter(new Vector3()), half, new Vector3(1.2, 1.1, 1.6));
   host.dataset.regions = String(meshes.size);
   host.dataset.ready = "true";
 

@@ -111,9 +111,15 @@ export class Viewer {
     this.frameAt(centre, fitDistance(radius, FOV, this.camera.aspect) * 1.05, radius, direction);
   }
 
-  /** Points the camera at a box of these half sizes, facing its +z side from a little above. */
+  /** Points the camera at a box of these half sizes from the given direction, near enough that the box,
+   * as seen from there, just fills the view. */
   frameBox(centre: Vector3, half: Vector3, direction: Vector3): void {
-    const distance = fitBoxDistance(half, FOV, this.camera.aspect) * 1.1;
+    const back = direction.clone().normalize();
+    const right = new Vector3(0, 1, 0).cross(back).normalize();
+    const up = back.clone().cross(right).normalize();
+    const across = (axis: Vector3) => Math.abs(axis.x) * half.x + Math.abs(axis.y) * half.y + Math.abs(axis.z) * half.z;
+    const seen = { x: across(right), y: across(up), z: across(back) };
+    const distance = fitBoxDistance(seen, FOV, this.camera.aspect) * 1.1;
     this.frameAt(centre, distance, half.length(), direction);
   }
 
