@@ -165,6 +165,10 @@ class ReviewLogQuerySet(models.QuerySet["ReviewLog"]):
         """The reviews that stand: neither undone nor undos."""
         return self.filter(kind=ReviewKind.REVIEW, undone_by__isnull=True)
 
+    def of_course(self, course_id: int) -> ReviewLogQuerySet:
+        """Reviews of the cards of one course's decks, by every learner."""
+        return self.filter(card__deck__lesson__course_id=course_id)
+
 
 class ReviewLog(models.Model):
     """Append-only: every review, and every undo of one, as it happened.

@@ -68,7 +68,7 @@ class TrainingInProgress(Conflict):
 def _course_reviews(course_id: int) -> list[tuple[int, int, datetime, int]]:
     rows = (
         ReviewLog.objects.standing()
-        .filter(card__deck__lesson__course_id=course_id)
+        .of_course(course_id)
         .order_by("learner_id", "card_id", "reviewed_at")
         .values_list("learner_id", "card_id", "reviewed_at", "rating")
     )

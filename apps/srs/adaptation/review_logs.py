@@ -9,7 +9,7 @@ from apps.srs.core.evaluation import ExportedReview
 from apps.srs.models import ReviewLog
 
 
-def course_review_log(*, course_slug: str) -> Iterator[ExportedReview]:
+def course_review_log(*, course_id: int) -> Iterator[ExportedReview]:
     """Every standing review of the course's cards, oldest first; learners numbered in order of first review.
 
     The numbers are this export's own: nothing in the log names a learner or links two exports. An
@@ -18,7 +18,7 @@ def course_review_log(*, course_slug: str) -> Iterator[ExportedReview]:
     pseudonyms: dict[int, str] = {}
     rows = (
         ReviewLog.objects.standing()
-        .filter(card__deck__lesson__course__slug=course_slug)
+        .of_course(course_id)
         .order_by("reviewed_at", "pk")
         .values_list("learner_id", "card__deck__slug", "card__slug", "reviewed_at", "rating", "duration_ms")
     )

@@ -31,10 +31,11 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         slug = options["course"]
-        if not Course.objects.filter(slug=slug).exists():
+        course = Course.objects.filter(slug=slug).first()
+        if course is None:
             raise CommandError(f"No such course: {slug}")
         try:
-            rows = revlog_split(list(course_review_log(course_slug=slug)), test_fraction=options["test_fraction"])
+            rows = revlog_split(list(course_review_log(course_id=course.pk)), test_fraction=options["test_fraction"])
         except ValueError as error:
             raise CommandError(str(error)) from None
         output = Path(options["output"])
