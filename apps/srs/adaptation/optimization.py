@@ -101,8 +101,9 @@ def _fit_due(*, recorded: int, optimized_at: datetime | None, reviews_at_last_fi
     return optimized_at <= now - REFIT_AFTER and recorded > reviews_at_last_fit
 
 
-def _settings_in_force(learner_id: int) -> SchedulingSettings:
-    found = SchedulingSettings.objects.filter(learner_id=learner_id).first()
+def _settings_in_force(learner_id: int, *, locked: bool = False) -> SchedulingSettings:
+    rows = SchedulingSettings.objects.select_for_update() if locked else SchedulingSettings.objects.all()
+    found = rows.filter(learner_id=learner_id).first()
     return scheduling_settings_in_force(found) if found is not None else SchedulingSettings(learner_id=learner_id)
 
 
@@ -172,7 +173,9 @@ def _claim(*, learner_id: int, now: datetime) -> ParameterFit | None:
         if queued is not None:
             job_start(PARAMETER_FITS, queued, now=now)
             return queued
-        settings = _settings_in_force(learner_id)
+        # Locked as _finish locks it: a fit that finishes meanwhile is seen (not due any more), and one still
+        # running makes the insert below fail, so two runs at once never make two fits in a row.
+        settings = _settings_in_force(learner_id, locked=True)
         due = (
             settings.auto_optimize
             and not settings.parameters_pinned
