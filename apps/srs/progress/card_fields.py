@@ -7,7 +7,7 @@ from typing import Any
 from apps.common.clock import time_text
 from apps.srs.core.scheduling import MemoryStage, MemoryState
 from apps.srs.models import CardMemory, ReviewLog
-from apps.srs.reviews.memory import memory_state_of
+from apps.srs.reviews.memory import memory_state_of, memory_state_store
 from apps.srs.reviews.recall import RecallBasis
 from apps.srs.reviews.serializers import recall_fields
 
@@ -53,18 +53,10 @@ def stored_state(data: Any) -> MemoryState | None:
         return None
     try:
         state = MemoryState.from_dict(data)
-        row = CardMemory(
-            stage=int(state.stage),
-            step=state.step,
-            stability=state.stability,
-            difficulty=state.difficulty,
-            due=state.due,
-            last_review=state.last_review,
-            reps=state.reps,
-            lapses=state.lapses,
-        )
     except (KeyError, TypeError, ValueError, OverflowError):
         return None
+    row = CardMemory()
+    memory_state_store(row, state)
     return memory_state_of(row)
 
 
