@@ -240,6 +240,7 @@ def srs_export(learner: Any, now: datetime) -> dict[str, Any]:
                 "memory_model__finished_at",
                 "uses_course_model",
                 "log_factor",
+                "first_stability_log_factors",
                 "evaluated_on_reviews",
                 "log_loss",
                 "previous_log_loss",

@@ -134,7 +134,15 @@ class LearnerMemoryModelInline(admin.TabularInline):
     """Each learner's decision under the training: figures on their own held-out reviews, never the reviews."""
 
     model = LearnerMemoryModel
-    fields = ("learner", "uses_course_model", "log_factor", "evaluated_on_reviews", "log_loss", "previous_log_loss")
+    fields = (
+        "learner",
+        "uses_course_model",
+        "log_factor",
+        "first_stability_log_factors",
+        "evaluated_on_reviews",
+        "log_loss",
+        "previous_log_loss",
+    )
     readonly_fields = fields
     extra = 0
     can_delete = False

@@ -374,6 +374,12 @@ class LearnerMemoryModel(models.Model):
     log_factor = models.FloatField(
         default=0.0, help_text="Natural log of how much longer than the course this learner remembers its cards."
     )
+    first_stability_log_factors = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Natural log of how much longer than the course's weights this learner remembers a new card "
+        "after a first Again, Hard, Good and Easy: four numbers, or none.",
+    )
     evaluated_on_reviews = models.IntegerField(default=0)
     log_loss = models.FloatField(null=True, blank=True, help_text="The course model's log loss on their later reviews.")
     previous_log_loss = models.FloatField(null=True, blank=True, help_text="Their weights' log loss on them.")

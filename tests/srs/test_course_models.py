@@ -175,6 +175,62 @@ def test_a_learner_whose_own_weights_predict_them_better_keeps_them(course_cards
     assert shown["in_use"] is False and shown["your_log_loss"] == theirs.log_loss
 
 
+# Learners who remember a card rated Good on first sight ten times as long as FSRS's defaults say.
+LONG_FIRST_GOOD = (*DEFAULT_PARAMETERS[:2], DEFAULT_PARAMETERS[2] * 10, *DEFAULT_PARAMETERS[3:])
+
+
+def test_each_learner_gets_their_own_first_stabilities_and_a_new_card_is_scheduled_with_them(course_cards):
+    # A first stability is measured by the reviews after a first rating: a few dozen cards per rating.
+    deck = course_cards[0].deck
+    cards = course_cards + Card.objects.bulk_create(
+        Card(deck=deck, slug=f"more-{index}", term=f"More {index}", definition="A definition.", position=index)
+        for index in range(CARDS, 3 * CARDS)
+    )
+    _learners_study(cards, learners=4, seed=11)
+    slow_to_forget = _learners_study(cards, learners=4, seed=12, parameters=LONG_FIRST_GOOD)
+
+    row = _trained(course_cards[0].deck.lesson.course)
+
+    assert row.adopted, row.reason
+    decisions = {decision.learner_id: decision for decision in LearnerMemoryModel.objects.filter(memory_model=row)}
+    good = {learner_id: decision.first_stability_log_factors[2] for learner_id, decision in decisions.items()}
+    assert all(len(decision.first_stability_log_factors) == 4 for decision in decisions.values())
+    theirs = [good[learner.pk] for learner in slow_to_forget]
+    slow_ids = {learner.pk for learner in slow_to_forget}
+    others = [value for learner_id, value in good.items() if learner_id not in slow_ids]
+    # The course's weights pool both kinds of learner; each learner's reviews after a first Good move
+    # theirs apart, the long rememberers' above the course's and the others' below it.
+    assert min(theirs) > 0 > max(others), good
+    assert statistics.mean(theirs) - statistics.mean(others) > 1.0, good
+
+    # A new card rated Good: it comes back later for them than for a newcomer, who has the course's weights.
+    learner = max(slow_to_forget, key=lambda learner: good[learner.pk])
+    LearnerMemoryModel.objects.filter(memory_model=row, learner=learner).update(uses_course_model=True)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {device_token_issue(user=learner, device_name=None).key}")
+    newcomer, newcomer_client = make_learner("first-sight")
+    new_card = Card.objects.create(
+        deck=deck, slug="new-term", term="New term", definition="Seen by nobody yet.", position=3 * CARDS
+    )
+    row.card_factors = {**(row.card_factors or {}), str(new_card.pk): 0.0}
+    row.save(update_fields=["card_factors"])
+    stabilities = {}
+    for who in (client, newcomer_client):
+        response = post_review(who, review_body(new_card, 3))
+        assert response.status_code == 201, response.json()
+        stabilities[who] = response.json()["state"]["stability"]
+    assert stabilities[client] > 1.5 * stabilities[newcomer_client], stabilities
+    log = ReviewLog.objects.get(learner=learner, card=new_card)
+    assert log.profile is not None
+    config = scheduler_config_from_json(log.profile.config)
+    in_use = round(decisions[learner.pk].first_stability_log_factors[2] / 0.05) * 0.05
+    assert config.parameters[2] == pytest.approx((row.parameters or [])[2] * math.exp(in_use), rel=1e-5)
+    assert config.parameters[4:] == tuple(row.parameters or ())[4:]
+    newcomer_log = ReviewLog.objects.get(learner=newcomer, card=new_card)
+    assert newcomer_log.profile is not None
+    assert scheduler_config_from_json(newcomer_log.profile.config).parameters == tuple(row.parameters or ())
+
+
 def test_a_course_with_too_few_learners_is_not_trained_and_keeps_nothing(course_cards):
     _learners_study(course_cards, learners=MIN_LEARNERS_TO_TRAIN - 1, seed=2)
 
@@ -310,7 +366,7 @@ def test_pinned_weights_and_a_learner_whose_own_weights_won_keep_their_own_model
 
 
 def test_adopting_a_model_moves_the_learners_review_cards_under_it(course_cards):
-    _learners_study(course_cards, learners=6, seed=7)
+    _learners_study(course_cards, learners=6, seed=17)
     course = course_cards[0].deck.lesson.course
     # A first training tells which cards are hard; it is then set aside, as if it had not been adopted.
     first = _trained(course)

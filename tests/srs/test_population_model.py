@@ -12,10 +12,15 @@ import pytest
 from apps.srs.core.population import (
     FACTOR_BOUND,
     FACTOR_STEP,
+    FIRST_STABILITY_OFFSETS,
+    INITIAL_FIRST_STABILITY_SPREAD,
     CardConfigs,
     CourseModelInUse,
     Observation,
     PopulationFactors,
+    first_stabilities_applied,
+    first_stabilities_fit,
+    first_stability_offsets_in_use,
     population_fit,
     recall_with_factor,
     stability_factor_of,
@@ -175,3 +180,42 @@ def test_a_profile_without_a_factor_keeps_its_digest_and_one_with_it_round_trips
     assert data["stability_factor"] == 1.284025
     assert scheduler_config_from_json(data) == factored
     assert scheduler_config_digest(factored) != scheduler_config_digest(plain)
+
+
+def _likelihood(mode: float, information: float) -> list[float]:
+    """A learner's log-likelihood over the grid: peaked at `mode`, as sharp as `information` says."""
+    return [-information * (offset - mode) ** 2 / 2 for offset in FIRST_STABILITY_OFFSETS]
+
+
+def test_a_learners_first_stabilities_follow_their_reviews_as_far_as_those_reviews_are_many():
+    rng = random.Random(8)  # noqa: S311
+    # Twenty learners whose Good first stabilities spread about e^±0.4 around the course's, well measured.
+    curves = {(f"learner-{n}", 3): _likelihood(rng.gauss(0.0, 0.4), information=400.0) for n in range(20)}
+    curves["veteran", 3] = _likelihood(1.0, information=400.0)
+    curves["newcomer", 3] = _likelihood(1.0, information=4.0)
+    curves["newcomer", 1] = _likelihood(-1.2, information=4.0)
+    fitted = first_stabilities_fit(curves)
+    veteran, newcomer = fitted.learners["veteran"], fitted.learners["newcomer"]
+    # Between grid points the mode is found by the parabola through its neighbours.
+    assert veteran[2] == pytest.approx(1.0, abs=0.02)
+    # A dozen reviews move a newcomer only part of the way toward what they say.
+    assert 0.05 < newcomer[2] < 0.6
+    assert -1.2 < newcomer[0] < 0.0
+    # No card first rated Hard or Easy: the course's stabilities stand.
+    assert (veteran[1], veteran[3], newcomer[1], newcomer[3]) == (0.0, 0.0, 0.0, 0.0)
+    # The spread is learned from the learners, not left where it started.
+    assert 0.3 < fitted.spreads[2] < 0.6
+    assert fitted.spreads[2] != INITIAL_FIRST_STABILITY_SPREAD
+
+
+def test_first_stabilities_are_applied_to_the_first_four_weights_rounded_and_in_bounds():
+    applied = first_stabilities_applied(DEFAULT_PARAMETERS, (0.0, -0.5, math.log(3.0), 0.0))
+    assert applied[0] == DEFAULT_PARAMETERS[0] and applied[3] == DEFAULT_PARAMETERS[3]
+    assert applied[1] == pytest.approx(DEFAULT_PARAMETERS[1] * math.exp(-0.5), abs=1e-6)
+    assert applied[2] == pytest.approx(DEFAULT_PARAMETERS[2] * 3.0, abs=1e-6)
+    assert applied[4:] == DEFAULT_PARAMETERS[4:]
+    assert first_stabilities_applied(DEFAULT_PARAMETERS, ()) == DEFAULT_PARAMETERS
+    assert first_stabilities_applied(DEFAULT_PARAMETERS, (-50.0, 0.0, 0.0, 50.0))[::3][:2] == (0.001, 100.0)
+    assert first_stability_offsets_in_use((0.012, 0.03, -0.26, 9.0)) == pytest.approx(
+        (0.0, FACTOR_STEP, -0.25, FACTOR_BOUND)
+    )

@@ -3,7 +3,8 @@
 What it learns from: every standing review of the course's cards by every learner whose account
 exists (a deleted account's reviews are gone with it, so they leave the next training). What it keeps:
 the course's weights and each card's stability factor, per course and per card; for each learner, only
-the decision and their one factor (how much longer than the course they remember), never a review.
+the decision, their one factor (how much longer than the course they remember) and their four first
+stabilities (how long they remember a new card after each first rating), never a review.
 
 Each learner's latest fifth of days is held out: the model is trained on the rest, then it and what
 each learner is scheduled with now are scored on the held-out reviews. The course adopts the model
@@ -14,7 +15,7 @@ reviews of their own gets whichever predicted theirs better, the others follow t
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
@@ -35,7 +36,7 @@ from apps.srs.core.evaluation import (
     revlog_split,
 )
 from apps.srs.core.optimizer import FitMetrics, RecallPrediction, adoption_refusal, predictions_score
-from apps.srs.core.population import PopulationFactors
+from apps.srs.core.population import PopulationFactors, first_stability_offsets_in_use
 from apps.srs.core.scheduling import DEFAULT_PARAMETERS
 from apps.srs.jobs import COURSE_MODELS
 from apps.srs.models import (
@@ -127,6 +128,7 @@ def course_models_dispatch(*, now: datetime) -> int:
 class _LearnerOutcome:
     learner_id: int
     log_factor: float
+    first_stability_log_factors: list[float]
     held_out: int
     model: FitMetrics | None
     in_use: FitMetrics | None
@@ -151,20 +153,27 @@ def _previous_model(course_id: int) -> tuple[PopulationModel | None, dict[int, L
     if row is None:
         return None, {}
     decisions = {decision.learner_id: decision for decision in row.learner_models.all()}
-    return population_model_from_row(row, learners={str(k): v.log_factor for k, v in decisions.items()}), decisions
+    return population_model_from_row(row, decisions=decisions.values()), decisions
 
 
-def population_model_from_row(row: CourseMemoryModel, *, learners: dict[str, float]) -> PopulationModel:
-    """A stored model as the core predicts with it, with the given learners' factors."""
+def population_model_from_row(
+    row: CourseMemoryModel, *, decisions: Iterable[LearnerMemoryModel] = ()
+) -> PopulationModel:
+    """A stored model as the core predicts with it, with these learners' factors and first stabilities."""
+    decisions = list(decisions)
     return PopulationModel(
         parameters=tuple(float(weight) for weight in row.parameters or DEFAULT_PARAMETERS),
         factors=PopulationFactors(
             cards={card: float(value) for card, value in (row.card_factors or {}).items()},
-            learners=learners,
+            learners={str(decision.learner_id): decision.log_factor for decision in decisions},
             card_spread=row.card_spread or 0.0,
             learner_spread=row.learner_spread or 0.0,
         ),
         observations=row.trained_on_reviews,
+        first_stabilities={
+            str(decision.learner_id): first_stability_offsets_in_use(decision.first_stability_log_factors or ())
+            for decision in decisions
+        },
     )
 
 
@@ -239,6 +248,7 @@ def _train(row: CourseMemoryModel) -> _Trained:
             _LearnerOutcome(
                 learner_id=learner_id,
                 log_factor=model.factors.learners.get(learner, 0.0),
+                first_stability_log_factors=[round(offset, 4) for offset in model.first_stabilities.get(learner, ())],
                 held_out=len(predicted.model),
                 model=model_metrics,
                 in_use=weights_metrics,
@@ -317,6 +327,7 @@ def _finish(row: CourseMemoryModel, outcome: _Trained, *, now: datetime) -> Cour
                     # With too few held-out reviews of their own, a learner follows the course.
                     uses_course_model=learner.better_for_them or learner.held_out < MIN_LEARNER_HELD_OUT,
                     log_factor=learner.log_factor,
+                    first_stability_log_factors=learner.first_stability_log_factors,
                     evaluated_on_reviews=learner.held_out,
                     log_loss=learner.model.log_loss if learner.model else None,
                     previous_log_loss=learner.in_use.log_loss if learner.in_use else None,

@@ -8,9 +8,10 @@ every review of that card before it (train and test alike), as a scheduler would
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
 from functools import partial
 
@@ -27,8 +28,18 @@ from apps.srs.core.optimizer import (
     predictions_score,
     recall_clipped,
     recall_predictions,
+    recall_probabilities,
+    review_fields,
 )
-from apps.srs.core.population import Observation, PopulationFactors, population_fit, recall_with_factor
+from apps.srs.core.population import (
+    FIRST_STABILITY_OFFSETS,
+    Observation,
+    PopulationFactors,
+    first_stabilities_applied,
+    first_stabilities_fit,
+    population_fit,
+    recall_with_factor,
+)
 from apps.srs.core.scheduling import DECAY_WEIGHT, DEFAULT_PARAMETERS
 
 REQUIRED_COLUMNS = ("learner", "card", "reviewed_at", "rating", "split")
@@ -148,6 +159,12 @@ class PopulationModel:
     factors: PopulationFactors
     # Long-term train reviews the factors were fitted on.
     observations: int
+    # Each learner's log offsets of the course's first stabilities (w0-w3); none for a learner not trained on.
+    first_stabilities: Mapping[str, Sequence[float]] = field(default_factory=dict)
+
+    def parameters_of(self, learner: str) -> tuple[float, ...]:
+        """The course's weights with this learner's own first stabilities."""
+        return first_stabilities_applied(self.parameters, self.first_stabilities.get(learner, ()))
 
     def predictions(
         self, learner: str, targets: Sequence[RevlogRow], items: Sequence[fsrs_rs_python.FSRSItem]
@@ -167,7 +184,7 @@ class PopulationModel:
                     )
                 ),
             )
-            for target, prediction in zip(targets, recall_predictions(self.parameters, items), strict=True)
+            for target, prediction in zip(targets, recall_predictions(self.parameters_of(learner), items), strict=True)
         ]
 
 
@@ -204,18 +221,99 @@ def population_model_train(rows: Sequence[RevlogRow], *, day_of: DayOf = researc
             for item in fsrs_items_from_reviews(train[learner], day_start=partial(day_of, learner))
         ]
     )
-    observations: list[Observation] = []
-    for learner, learner_rows in by_learner.items():
-        targets, items = _targets(learner_rows, split="train", day_of=day_of)
-        observations += [
-            Observation(
-                learner=learner, card=target.card, predicted=prediction.predicted, recalled=bool(prediction.recalled)
+    reviews = {
+        learner: _LongTermReviews.of(*_targets(learner_rows, split="train", day_of=day_of))
+        for learner, learner_rows in by_learner.items()
+    }
+    decay = course[DECAY_WEIGHT]
+    factors = population_fit(_observations(reviews, lambda learner: course), decay=decay)
+    # Each learner's first stabilities, given the factors; then the factors again under each learner's
+    # weights, so that a learner's factor does not also carry what their first stabilities now say.
+    curves = {
+        (learner, rating): [
+            learner_reviews.log_likelihood(
+                first_stabilities_applied(course, [offset if index == rating - 1 else 0.0 for index in range(4)]),
+                rating=rating,
+                factor_of=partial(factors.factor, learner=learner),
+                decay=decay,
             )
-            for target, prediction in zip(targets, recall_predictions(course, items), strict=True)
-            if prediction is not None
+            for offset in FIRST_STABILITY_OFFSETS
         ]
-    factors = population_fit(observations, decay=course[DECAY_WEIGHT])
-    return PopulationModel(parameters=course, factors=factors, observations=len(observations))
+        for learner, learner_reviews in reviews.items()
+        for rating in learner_reviews.first_ratings()
+    }
+    first_stabilities = first_stabilities_fit(curves)
+
+    def parameters_of(learner: str) -> tuple[float, ...]:
+        return first_stabilities_applied(course, first_stabilities.learners.get(learner, ()))
+
+    observations = _observations(reviews, parameters_of)
+    return PopulationModel(
+        parameters=course,
+        factors=population_fit(observations, decay=decay),
+        observations=len(observations),
+        first_stabilities=first_stabilities.learners,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _LongTermReviews:
+    """One learner's long-term train reviews: each card's history before it, the days since, and the outcome."""
+
+    cards: list[str]
+    histories: list[fsrs_rs_python.FSRSItem]
+    elapsed_days: list[int]
+    recalled: list[bool]
+    first_ratings_of: list[int]
+
+    @classmethod
+    def of(cls, targets: Sequence[RevlogRow], items: Sequence[fsrs_rs_python.FSRSItem]) -> _LongTermReviews:
+        found = cls([], [], [], [], [])
+        for target, item in zip(targets, items, strict=True):
+            fields = [review_fields(review) for review in item.reviews]
+            if fields[-1][1] == 0:
+                continue
+            found.cards.append(target.card)
+            found.histories.append(fsrs_rs_python.FSRSItem(item.reviews[:-1]))
+            found.elapsed_days.append(fields[-1][1])
+            found.recalled.append(fields[-1][0] > 1)
+            found.first_ratings_of.append(fields[0][0])
+        return found
+
+    def first_ratings(self) -> list[int]:
+        return sorted(set(self.first_ratings_of))
+
+    def recall(self, parameters: Sequence[float]) -> list[float]:
+        return recall_probabilities(parameters, self.histories, self.elapsed_days)
+
+    def log_likelihood(
+        self, parameters: Sequence[float], *, rating: int, factor_of: Callable[..., float], decay: float
+    ) -> float:
+        """The log-likelihood of the reviews of cards first rated `rating`, under the weights and factors."""
+        chosen = [index for index, first in enumerate(self.first_ratings_of) if first == rating]
+        predicted = recall_probabilities(
+            parameters, [self.histories[index] for index in chosen], [self.elapsed_days[index] for index in chosen]
+        )
+        total = 0.0
+        for index, probability in zip(chosen, predicted, strict=True):
+            recalled = recall_clipped(
+                recall_with_factor(probability, decay=decay, log_factor=factor_of(card=self.cards[index]))
+            )
+            total += math.log(recalled if self.recalled[index] else 1 - recalled)
+        return total
+
+
+def _observations(
+    reviews: Mapping[str, _LongTermReviews], parameters_of: Callable[[str], Sequence[float]]
+) -> list[Observation]:
+    """Every learner's long-term train reviews as their weights predicted them."""
+    return [
+        Observation(learner=learner, card=card, predicted=recall_clipped(predicted), recalled=recalled)
+        for learner, learner_reviews in reviews.items()
+        for card, predicted, recalled in zip(
+            learner_reviews.cards, learner_reviews.recall(parameters_of(learner)), learner_reviews.recalled, strict=True
+        )
+    ]
 
 
 @dataclass(frozen=True, slots=True)

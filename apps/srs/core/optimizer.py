@@ -216,18 +216,30 @@ def recall_predictions(
     found: list[RecallPrediction | None] = [None] * len(items)
     if not targets:
         return found
-    model = fsrs_rs_python.FSRS(list(parameters))
-    states = model.memory_state_batch([fsrs_rs_python.FSRSItem(items[index].reviews[:-1]) for index in targets])
-    for index, state in zip(targets, states, strict=True):
+    histories = [fsrs_rs_python.FSRSItem(items[index].reviews[:-1]) for index in targets]
+    elapsed = [review_fields(items[index].reviews[-1])[1] for index in targets]
+    for index, predicted in zip(targets, recall_probabilities(parameters, histories, elapsed), strict=True):
         reviews = [review_fields(review) for review in items[index].reviews]
-        rating, elapsed_days = reviews[-1]
-        predicted = _recall_probability(parameters, elapsed_days=elapsed_days, stability=state.stability)
+        rating = reviews[-1][0]
         found[index] = RecallPrediction(
             predicted=recall_clipped(predicted),
             recalled=1.0 if rating > _AGAIN else 0.0,
             bin=_bin_of(reviews),
         )
     return found
+
+
+def recall_probabilities(
+    parameters: Sequence[float], histories: Sequence[fsrs_rs_python.FSRSItem], elapsed_days: Sequence[int]
+) -> list[float]:
+    """The probability of recall `elapsed_days` after each history's last review, unclipped (fsrs-rs's states)."""
+    if not histories:
+        return []
+    states = fsrs_rs_python.FSRS(list(parameters)).memory_state_batch(list(histories))
+    return [
+        _recall_probability(parameters, elapsed_days=elapsed, stability=state.stability)
+        for state, elapsed in zip(states, elapsed_days, strict=True)
+    ]
 
 
 def predictions_score(predictions: Sequence[RecallPrediction]) -> FitMetrics:

@@ -140,10 +140,99 @@ def population_fit(observations: Sequence[Observation], *, decay: float) -> Popu
     return PopulationFactors(cards=cards, learners=learners, card_spread=card_spread, learner_spread=learner_spread)
 
 
+# A learner's own first stabilities: how long they remember a card after its first rating (Again, Hard,
+# Good, Easy), as the natural log of a multiplier of the course's w0-w3. Searched on this grid of log
+# offsets (e^±2: 7.4 times as long or as short) and refined between its points.
+FIRST_RATINGS = (1, 2, 3, 4)
+FIRST_STABILITY_OFFSETS = tuple(step * 0.125 for step in range(-16, 17))
+INITIAL_FIRST_STABILITY_SPREAD = 0.5
+_FIRST_STABILITY_ROUNDS = 20
+# fsrs's bounds on an initial stability, in days.
+_FIRST_STABILITY_BOUNDS = (0.001, 100.0)
+
+
+@dataclass(frozen=True, slots=True)
+class FirstStabilities:
+    """Each learner's log offsets of the four first stabilities, and how far learners spread on each."""
+
+    learners: Mapping[str, tuple[float, float, float, float]]
+    spreads: tuple[float, float, float, float]
+
+
+def first_stabilities_fit(curves: Mapping[tuple[str, int], Sequence[float]]) -> FirstStabilities:
+    """Each learner's first-stability offsets, shrunk toward the course's, from their likelihood curves.
+
+    `curves[learner, rating]` is the log-likelihood of the learner's reviews of cards first rated
+    `rating`, with that first stability multiplied by e^offset, at each of FIRST_STABILITY_OFFSETS.
+    Each offset has a normal prior at 0 whose spread per rating is learned from every learner (EM, with
+    the curvature at the mode as the posterior's precision), so a newcomer with a dozen reviews keeps
+    nearly the course's stabilities and a veteran gets their own. A learner with no card first given a
+    rating keeps the course's stability for it.
+    """
+    spreads = dict.fromkeys(FIRST_RATINGS, INITIAL_FIRST_STABILITY_SPREAD)
+    offsets: dict[tuple[str, int], float] = {}
+    step = FIRST_STABILITY_OFFSETS[1] - FIRST_STABILITY_OFFSETS[0]
+    last = len(FIRST_STABILITY_OFFSETS) - 1
+    for _ in range(_FIRST_STABILITY_ROUNDS):
+        moments: dict[int, list[float]] = defaultdict(list)
+        for (learner, rating), curve in curves.items():
+            precision = 1 / spreads[rating] ** 2
+            penalized = [
+                value - precision * offset * offset / 2
+                for value, offset in zip(curve, FIRST_STABILITY_OFFSETS, strict=True)
+            ]
+            best = max(range(len(penalized)), key=penalized.__getitem__)
+            centre = min(max(best, 1), last - 1)
+            left, middle, right = penalized[centre - 1], penalized[centre], penalized[centre + 1]
+            bend = left - 2 * middle + right
+            # The parabola through the three points around the best one, where it is one.
+            shift = (left - right) / (2 * bend) * step if bend < 0 else 0.0
+            offset = FIRST_STABILITY_OFFSETS[centre] + max(-step, min(step, shift))
+            offsets[learner, rating] = offset
+            moments[rating].append(offset * offset + 1 / max(-bend / step**2, precision))
+        spreads |= {
+            rating: min(max(math.sqrt(sum(values) / len(values)), SPREAD_BOUNDS[0]), SPREAD_BOUNDS[1])
+            for rating, values in moments.items()
+        }
+    learners = {learner for learner, _ in curves}
+    return FirstStabilities(
+        learners={
+            learner: (
+                offsets.get((learner, 1), 0.0),
+                offsets.get((learner, 2), 0.0),
+                offsets.get((learner, 3), 0.0),
+                offsets.get((learner, 4), 0.0),
+            )
+            for learner in sorted(learners)
+        },
+        spreads=(spreads[1], spreads[2], spreads[3], spreads[4]),
+    )
+
+
+def first_stabilities_applied(parameters: Sequence[float], log_offsets: Sequence[float]) -> tuple[float, ...]:
+    """The weights with their first stabilities (w0-w3) multiplied by e^offset each, kept in fsrs's bounds."""
+    found = list(parameters)
+    for index, offset in enumerate(log_offsets[: len(FIRST_RATINGS)]):
+        found[index] = round(
+            min(max(parameters[index] * math.exp(offset), _FIRST_STABILITY_BOUNDS[0]), _FIRST_STABILITY_BOUNDS[1]), 6
+        )
+    return tuple(found)
+
+
+def first_stability_offsets_in_use(log_offsets: Sequence[float]) -> tuple[float, ...]:
+    """Stored offsets as scheduling uses them: rounded to FACTOR_STEP, as factors are, so that a learner's
+    weights change (and get a new stored profile) only when a training moves them by 5 % or more."""
+    return tuple(
+        round(max(-FACTOR_BOUND, min(FACTOR_BOUND, float(offset))) / FACTOR_STEP) * FACTOR_STEP
+        for offset in log_offsets[: len(FIRST_RATINGS)]
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class CourseModelInUse:
     memory_model_id: int
     course_id: int
+    # The course's weights, with the learner's own first stabilities where the training found them.
     parameters: tuple[float, ...]
     # Every card of the course when it was trained, by id: the log of its stability factor.
     card_factors: Mapping[int, float]

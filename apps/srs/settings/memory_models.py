@@ -11,13 +11,19 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from django.db.models import FilteredRelation, Q, QuerySet
 
 from apps.common.prepared import PreparedQuery
 from apps.srs.conf import MIN_LEARNER_HELD_OUT
-from apps.srs.core.population import CardConfigs, CourseModelInUse
+from apps.srs.core.population import (
+    CardConfigs,
+    CourseModelInUse,
+    first_stabilities_applied,
+    first_stability_offsets_in_use,
+)
 from apps.srs.models import CourseMemoryModel, LearnerMemoryModel, SchedulingSettings
 from apps.srs.settings.config import scheduler_config_from_settings, scheduling_settings_get
 
@@ -51,7 +57,14 @@ def course_models_in_use_query(*, learner_id: int) -> QuerySet[CourseMemoryModel
         CourseMemoryModel.objects.in_use()
         .annotate(decision=FilteredRelation("learner_models", condition=Q(learner_models__learner_id=learner_id)))
         .order_by("course_id")
-        .values_list("pk", "course_id", "finished_at", "decision__uses_course_model", "decision__log_factor")
+        .values_list(
+            "pk",
+            "course_id",
+            "finished_at",
+            "decision__uses_course_model",
+            "decision__log_factor",
+            "decision__first_stability_log_factors",
+        )
     )
 
 
@@ -60,13 +73,26 @@ def course_models_in_use_query(*, learner_id: int) -> QuerySet[CourseMemoryModel
 COURSE_MODELS_IN_USE = PreparedQuery(lambda learner_id: course_models_in_use_query(learner_id=learner_id), -53_004)
 
 
+@lru_cache(maxsize=1024)
+def _learner_parameters_of(parameters: tuple[float, ...], offsets: tuple[float, ...]) -> tuple[float, ...]:
+    return first_stabilities_applied(parameters, offsets)
+
+
+def _learner_parameters(parameters: tuple[float, ...], first_stabilities: Any) -> tuple[float, ...]:
+    """The course's weights with the learner's own first stabilities, as scheduling uses them (rounded)."""
+    if not first_stabilities:
+        return parameters
+    # One tuple per distinct learner weights: the scheduler and preview memos hash configs by identity first.
+    return _learner_parameters_of(parameters, first_stability_offsets_in_use(first_stabilities))
+
+
 def card_configs_from(rows: Iterable[tuple[Any, ...]], *, settings: SchedulingSettings) -> CardConfigs:
     """The config of each of the learner's cards, from their settings and `course_models_in_use_query`'s rows."""
     base = scheduler_config_from_settings(settings)
     if settings.parameters_pinned:
         return CardConfigs(base=base)
     models = []
-    for memory_model_id, course_id, finished_at, uses, learner_factor in rows:
+    for memory_model_id, course_id, finished_at, uses, learner_factor, first_stabilities in rows:
         if uses is False:
             continue
         parameters, card_factors = _model_read(memory_model_id, finished_at)
@@ -74,7 +100,7 @@ def card_configs_from(rows: Iterable[tuple[Any, ...]], *, settings: SchedulingSe
             CourseModelInUse(
                 memory_model_id=memory_model_id,
                 course_id=course_id,
-                parameters=parameters,
+                parameters=_learner_parameters(parameters, first_stabilities),
                 card_factors=card_factors,
                 learner_factor=learner_factor or 0.0,
             )
