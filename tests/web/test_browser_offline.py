@@ -190,3 +190,76 @@ def test_signing_out_forgets_the_account_kept_for_starting_offline(
     web.page.get_by_role("button", name="Sign out").click()
     web.page.wait_for_url("**/signin")
     assert web.page.evaluate("localStorage.getItem('quizsite.me')") is None
+
+
+def _shown_term(web: Browsing) -> str:
+    web.page.get_by_role("button", name="Flip", exact=False).wait_for()
+    return web.page.locator(".flashcard .term").inner_text()
+
+
+def test_a_deck_studied_before_is_studied_after_an_offline_start_and_undo_takes_back_waiting_reviews(
+    web: Browsing, shipped_course: None, learner: Any, token: str
+) -> None:
+    deck = _open_study(web, token)
+    web.page.wait_for_function("() => navigator.serviceWorker.controller !== null")
+    first_online = _shown_term(web)
+
+    # The app starts with no connection: the deck's queue comes from the device.
+    web.context.set_offline(True)
+    web.page.goto(web.base_url + "/")
+    kept = web.page.get_by_role("region", name="Kept on this device")
+    kept.get_by_role("link", name=deck.title).click()
+    note = web.page.get_by_role("region", name="Studying offline")
+    note.wait_for()
+    assert "kept when the deck was last loaded" in note.inner_text()
+    assert web.page.get_by_role("heading", level=1).inner_text() == f"Study {deck.title}"
+    assert _shown_term(web) == first_online
+    terms = [_rate_good(web)]
+    _wait_for_count(web, 1)
+    terms.append(_rate_good(web))
+    _wait_for_count(web, 2)
+    web.screenshot("deck-offline-start")
+    assert web.axe_serious() == []
+    fits_sideways(web)
+
+    # Undo takes the last review back off the device: never sent, and its card is shown again.
+    web.page.keyboard.press("z")
+    _wait_for_count(web, 1)
+    assert _shown_term(web) == terms[1]
+    assert [item["review"]["card"] for item in web.page.evaluate(READ_QUEUE)] == [
+        Card.objects.get(deck=deck, term=terms[0]).pk
+    ]
+
+    # A reload without a connection: the kept queue, less the card whose review waits.
+    web.page.reload()
+    _wait_for_count(web, 1)
+    assert _shown_term(web) != terms[0]
+
+    # The connection returns: the one waiting review is sent, once.
+    web.context.set_offline(False)
+    web.page.locator(".sync-badge").wait_for(state="detached")
+    standing = ReviewLog.objects.standing().filter(learner=learner)
+    assert list(standing.values_list("card__term", flat=True)) == [terms[0]]
+
+    # A review made offline and sent meanwhile is undone on the server.
+    web.context.set_offline(True)
+    offline_term = _rate_good(web)
+    _wait_for_count(web, 1)
+    web.context.set_offline(False)
+    web.page.locator(".sync-badge").wait_for(state="detached")
+    assert standing.filter(card__term=offline_term).count() == 1
+    web.page.keyboard.press("z")
+    web.page.locator(".flashcard .term", has_text=offline_term).wait_for()
+    assert not standing.filter(card__term=offline_term).exists()
+    assert ReviewLog.objects.filter(learner=learner, kind=ReviewKind.UNDO, card__term=offline_term).count() == 1
+    assert _unexpected_errors(web) == []
+
+
+def test_signing_out_forgets_the_decks_kept_for_studying_offline(
+    desktop: Browsing, shipped_course: None, token: str
+) -> None:
+    _open_study(desktop, token)
+    assert desktop.page.evaluate("Object.keys(localStorage).some((key) => key.startsWith('quizsite.study.'))")
+    desktop.page.get_by_role("button", name="Sign out").click()
+    desktop.page.wait_for_url("**/signin")
+    assert not desktop.page.evaluate("Object.keys(localStorage).some((key) => key.startsWith('quizsite.study.'))")

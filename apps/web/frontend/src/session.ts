@@ -3,6 +3,7 @@ import { useEffect, useState } from "preact/hooks";
 import { call, client, onUnauthorized, readToken, writeToken } from "./api/client";
 import type { components } from "./api/schema";
 import { describeError, NetworkProblem } from "./api/errors";
+import { forgetKeptStudies } from "./offline/keptStudy";
 
 export type Me = components["schemas"]["MeOutput"];
 
@@ -39,7 +40,10 @@ function remember(me: Me | null): void {
 function set(next: Session): void {
   session = next;
   if (next.status === "signed-in") remember(next.me);
-  else if (next.status === "signed-out") remember(null);
+  else if (next.status === "signed-out") {
+    remember(null);
+    forgetKeptStudies();
+  }
   for (const listener of listeners) listener();
 }
 

@@ -12,7 +12,9 @@ export interface Counts {
 
 export interface Done {
   item: StudyItem;
+  /** The server's id of the review; null while it waits on this device to be sent. */
   reviewId: number | null;
+  clientReviewId: string;
   counts: Counts;
 }
 
@@ -36,7 +38,7 @@ export function flip(state: StudyState): StudyState {
 }
 
 /** The shown card was reviewed: it leaves the queue and its queue's count drops by one. */
-export function reviewed(state: StudyState, reviewId: number | null): StudyState {
+export function reviewed(state: StudyState, reviewId: number | null, clientReviewId: string): StudyState {
   const [item, ...rest] = state.items;
   if (!item) return state;
   const counts = { ...state.counts, [item.queue]: Math.max(0, state.counts[item.queue] - 1) };
@@ -44,17 +46,17 @@ export function reviewed(state: StudyState, reviewId: number | null): StudyState
     items: rest,
     counts,
     flipped: false,
-    history: [...state.history, { item, reviewId, counts: state.counts }],
+    history: [...state.history, { item, reviewId, clientReviewId, counts: state.counts }],
   };
 }
 
-/** The latest review that can still be undone (one recorded by the server, not waiting offline). */
+/** The latest review of this session, recorded by the server or waiting on this device: either can be undone. */
 export function undoable(state: StudyState): Done | null {
-  const last = state.history[state.history.length - 1];
-  return last && last.reviewId !== null ? last : null;
+  return state.history[state.history.length - 1] ?? null;
 }
 
-/** The latest review was undone on the server: its card comes back first, with the counts before it. */
+/** The latest review was undone (on the server, or taken back before it was sent): its card comes back first,
+ * with the counts before it. */
 export function undone(state: StudyState): StudyState {
   const last = state.history[state.history.length - 1];
   if (!last) return state;

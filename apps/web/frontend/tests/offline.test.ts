@@ -13,6 +13,15 @@ import {
   type QueuedReview,
   type SendBatch,
 } from "../src/offline/queue";
+import {
+  KEPT_DECKS,
+  forgetKeptStudies,
+  keepStudy,
+  keptDecks,
+  keptStudy,
+  type KeptStorage,
+  type StudyOutput,
+} from "../src/offline/keptStudy";
 import type { ReviewPayload, ReviewResult } from "../src/reviews";
 
 const OWNER = 7;
@@ -216,5 +225,96 @@ describe("offline review queue", () => {
   it("says how many reviews wait", () => {
     expect(waitingText(1)).toBe("1 review waiting to sync");
     expect(waitingText(3)).toBe("3 reviews waiting to sync");
+  });
+});
+
+describe("reviews made offline, taken back", () => {
+  it("reports the server's id of each review sent, so one sent meanwhile can still be undone", async () => {
+    const storage = memoryStorage();
+    for (const n of [1, 2]) await storage.add(queued(n));
+    const outcome = await syncQueue(storage, OWNER, server().send);
+    expect([...outcome.recorded.entries()]).toEqual([
+      [queued(1).id, 10],
+      [queued(2).id, 20],
+    ]);
+  });
+});
+
+function keptStorage(): KeptStorage & { values: Map<string, string> } {
+  const values = new Map<string, string>();
+  return {
+    values,
+    get length() {
+      return values.size;
+    },
+    key: (index) => [...values.keys()][index] ?? null,
+    getItem: (key) => values.get(key) ?? null,
+    setItem: (key, value) => void values.set(key, value),
+    removeItem: (key) => void values.delete(key),
+  };
+}
+
+function studyOf(deck: string, cards: [number, "new" | "learning" | "review"][]): StudyOutput {
+  return {
+    deck,
+    day_start: "2026-01-01T04:00:00Z",
+    day_end: "2026-01-02T04:00:00Z",
+    counts: {
+      learning_due: cards.filter(([, queue]) => queue === "learning").length,
+      reviews_due: cards.filter(([, queue]) => queue === "review").length,
+      new_due: cards.filter(([, queue]) => queue === "new").length,
+      new_left_today: 20,
+      reviews_left_today: 200,
+    },
+    cards: cards.map(([id, queue]) => ({
+      queue,
+      card: { id, slug: `c${id}`, term: `t${id}`, definition: "d", example: "", code: "", format: "text", tags: [], anki_guid: "" },
+      state: null,
+      next_intervals: { again: 60, hard: 330, good: 600, easy: 691200 },
+      recall_probability: null,
+      recall_computed_at: "2026-01-01T00:00:00Z",
+    })),
+  };
+}
+
+describe("study queues kept on the device", () => {
+  const at = "2026-01-01T09:00:00Z";
+
+  it("gives back a deck's queue without the cards reviewed since, counted down in their queues", () => {
+    const storage = keptStorage();
+    keepStudy(OWNER, { slug: "a", title: "Deck A", study: studyOf("a", [[1, "learning"], [2, "review"], [3, "new"]]), keptAt: at }, storage);
+    const kept = keptStudy(OWNER, "a", new Set([1, 3]), storage);
+    expect(kept?.title).toBe("Deck A");
+    expect(kept?.study.cards.map((item) => item.card.id)).toEqual([2]);
+    expect(kept?.study.counts).toMatchObject({ learning_due: 0, reviews_due: 1, new_due: 0 });
+    expect(keptStudy(OWNER, "b", new Set(), storage)).toBeNull();
+    // Another learner on the same device sees none of it.
+    expect(keptStudy(OWNER + 1, "a", new Set(), storage)).toBeNull();
+  });
+
+  it("keeps the decks studied last, the latest first, and fewer rather than none when the device is full", () => {
+    const storage = keptStorage();
+    for (const slug of ["a", "b", "c", "d", "e", "f", "b"]) {
+      keepStudy(OWNER, { slug, title: null, study: studyOf(slug, [[1, "new"]]), keptAt: at }, storage);
+    }
+    expect(keptDecks(OWNER, storage).map((kept) => kept.slug)).toEqual(["b", "f", "e", "d", "c"]);
+    expect(KEPT_DECKS).toBe(5);
+    const full = keptStorage();
+    const setItem = full.setItem;
+    full.setItem = (key, value) => {
+      if (JSON.parse(value).length > 2) throw new DOMException("full", "QuotaExceededError");
+      setItem(key, value);
+    };
+    for (const slug of ["a", "b", "c"]) keepStudy(OWNER, { slug, title: null, study: studyOf(slug, [[1, "new"]]), keptAt: at }, full);
+    expect(keptDecks(OWNER, full).map((kept) => kept.slug)).toEqual(["c", "b"]);
+  });
+
+  it("forgets every learner's kept queues on signing out, and nothing else", () => {
+    const storage = keptStorage();
+    storage.setItem("quizsite.theme", "dark");
+    keepStudy(OWNER, { slug: "a", title: null, study: studyOf("a", [[1, "new"]]), keptAt: at }, storage);
+    keepStudy(OWNER + 1, { slug: "a", title: null, study: studyOf("a", [[1, "new"]]), keptAt: at }, storage);
+    forgetKeptStudies(storage);
+    expect([...storage.values.keys()]).toEqual(["quizsite.theme"]);
   });
 });

@@ -24,7 +24,7 @@ describe("study session", () => {
   it("takes the reviewed card off and counts it down in its queue", () => {
     let state = S.flip(S.startState(study));
     expect(state.flipped).toBe(true);
-    state = S.reviewed(state, 10);
+    state = S.reviewed(state, 10, "a");
     expect(state.items.map((i) => i.card.id)).toEqual([2, 3]);
     expect(state.counts).toEqual({ learning: 0, review: 1, new: 1 });
     expect(state.flipped).toBe(false);
@@ -32,7 +32,7 @@ describe("study session", () => {
 
   it("undo brings the card back first with the counts before it", () => {
     const start = S.startState(study);
-    const after = S.reviewed(S.reviewed(start, 10), 11);
+    const after = S.reviewed(S.reviewed(start, 10, "a"), 11, "b");
     expect(S.undoable(after)?.reviewId).toBe(11);
     const back = S.undone(after);
     expect(back.items.map((i) => i.card.id)).toEqual([2, 3]);
@@ -40,13 +40,17 @@ describe("study session", () => {
     expect(S.undoable(back)?.reviewId).toBe(10);
   });
 
-  it("cannot undo a review the server has not recorded", () => {
-    const state = S.reviewed(S.startState(study), null);
-    expect(S.undoable(state)).toBeNull();
+  it("undoes a review still waiting on this device by its client id, as one the server recorded", () => {
+    const state = S.reviewed(S.reviewed(S.startState(study), 10, "a"), null, "b");
+    expect(S.undoable(state)).toMatchObject({ reviewId: null, clientReviewId: "b" });
+    const back = S.undone(state);
+    expect(back.items.map((i) => i.card.id)).toEqual([2, 3]);
+    expect(S.undoable(back)).toMatchObject({ reviewId: 10, clientReviewId: "a" });
+    expect(S.undoable(S.undone(back))).toBeNull();
   });
 
   it("keeps the history across a reload of the queue", () => {
-    const state = S.reviewed(S.startState(study), 10);
+    const state = S.reviewed(S.startState(study), 10, "a");
     const reloaded = S.startState({ ...study, cards: [] }, state.history);
     expect(S.undoable(reloaded)?.reviewId).toBe(10);
     expect(S.undone(reloaded).items.map((i) => i.card.id)).toEqual([1]);

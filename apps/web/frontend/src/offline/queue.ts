@@ -32,6 +32,8 @@ export interface Refusal {
 export interface SyncOutcome {
   /** Reviews the server recorded now or had already. */
   saved: number;
+  /** The server's id of each review recorded, by its client_review_id: what an undo of it needs. */
+  recorded: Map<string, number>;
   /** Reviews the server refused for their own fault: they are dropped, never resent. */
   refused: Refusal[];
   /** Reviews still waiting. */
@@ -85,17 +87,28 @@ export async function syncQueue(
   batchSize: number = BATCH_SIZE,
 ): Promise<SyncOutcome> {
   let saved = 0;
+  const recorded = new Map<string, number>();
   const refused: Refusal[] = [];
   for (;;) {
     const waiting = await storage.list(owner);
-    if (waiting.length === 0) return { saved, refused, left: 0, failure: null, retryAfter: null };
+    if (waiting.length === 0) return { saved, recorded, refused, left: 0, failure: null, retryAfter: null };
     const batch = waiting.slice(0, Math.max(1, batchSize));
     try {
       const results = await send(batch.map((item) => item.review));
       // Results come in the order sent; an item without its result (never expected) is resent next time.
       const done = batch.filter((item, index) => results[index]?.client_review_id === item.id).map((item) => item.id);
       if (done.length === 0) {
-        return { saved, refused, left: waiting.length, failure: new Error("unexpected answer"), retryAfter: null };
+        return {
+          saved,
+          recorded,
+          refused,
+          left: waiting.length,
+          failure: new Error("unexpected answer"),
+          retryAfter: null,
+        };
+      }
+      for (const result of results) {
+        if (result.client_review_id !== null) recorded.set(result.client_review_id, result.id);
       }
       await storage.remove(done);
       saved += done.length;
@@ -103,7 +116,7 @@ export async function syncQueue(
       const faults = itemFaults(error, batch.length);
       if (faults.size === 0) {
         const retryAfter = error instanceof ApiProblem ? error.retryAfter : null;
-        return { saved, refused, left: waiting.length, failure: error, retryAfter };
+        return { saved, recorded, refused, left: waiting.length, failure: error, retryAfter };
       }
       const bad = [...faults.keys()].sort((a, b) => a - b);
       await storage.remove(bad.map((index) => batch[index]?.id ?? ""));

@@ -93,6 +93,30 @@ let timer: ReturnType<typeof setTimeout> | null = null;
 let running: Promise<void> | null = null;
 let again = false;
 
+// Sending and taking a review back never interleave: a review being sent cannot also be withdrawn.
+let tail: Promise<unknown> = Promise.resolve();
+function exclusive<T>(work: () => Promise<T>): Promise<T> {
+  const result = tail.then(work, work);
+  tail = result.catch(() => undefined);
+  return result;
+}
+
+// The server's ids of reviews sent from the queue, by client_review_id, so one can still be undone.
+const sentIds = new Map<string, number>();
+const SENT_IDS_KEPT = 1000;
+
+function rememberSent(recorded: Map<string, number>): void {
+  for (const [clientId, id] of recorded) {
+    sentIds.delete(clientId);
+    sentIds.set(clientId, id);
+  }
+  while (sentIds.size > SENT_IDS_KEPT) {
+    const oldest = sentIds.keys().next().value;
+    if (oldest === undefined) break;
+    sentIds.delete(oldest);
+  }
+}
+
 function clearTimer(): void {
   if (timer !== null) clearTimeout(timer);
   timer = null;
@@ -159,6 +183,39 @@ export function reachedServer(): void {
   }
 }
 
+/** What taking back a review kept on this device came to. */
+export type Withdrawal =
+  | { kind: "withdrawn" }
+  | { kind: "sent"; reviewId: number }
+  | { kind: "gone" };
+
+/**
+ * Takes back a review made offline: removed from the device if it is still waiting (it was never sent), or the
+ * server's id of it if it has been sent meanwhile (to undo it there). "gone": neither, the server refused it.
+ */
+export function withdraw(owner: number, clientReviewId: string): Promise<Withdrawal> {
+  return exclusive(async () => {
+    const waiting = await store().list(owner);
+    if (waiting.some((item) => item.id === clientReviewId)) {
+      await store().remove([clientReviewId]);
+      announceChange();
+      if (status.owner === owner) await recount();
+      return { kind: "withdrawn" } as const;
+    }
+    const sent = sentIds.get(clientReviewId);
+    return sent === undefined ? ({ kind: "gone" } as const) : ({ kind: "sent", reviewId: sent } as const);
+  });
+}
+
+/** The cards of this learner's reviews waiting to sync: a kept study queue leaves them out. */
+export async function waitingCardIds(owner: number): Promise<Set<number>> {
+  try {
+    return new Set((await store().list(owner)).map((item) => item.review.card));
+  } catch {
+    return new Set();
+  }
+}
+
 export function dismissRefusals(): void {
   update({ refused: [] });
 }
@@ -172,7 +229,7 @@ export function syncNow(): Promise<void> {
   running = (async () => {
     do {
       again = false;
-      await attempt();
+      await exclusive(attempt);
     } while (again);
   })().finally(() => {
     running = null;
@@ -187,6 +244,7 @@ async function attempt(): Promise<void> {
   update({ syncing: true });
   try {
     const outcome = await syncQueue(store(), owner, send);
+    rememberSent(outcome.recorded);
     if (outcome.saved > 0 || outcome.refused.length > 0) announceChange();
     if (status.owner !== owner) return;
     update({

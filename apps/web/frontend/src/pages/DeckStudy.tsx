@@ -5,10 +5,11 @@ import { ApiProblem, describeError, isNetworkFailure } from "../api/errors";
 import { ErrorMessage, Loading, NothingHere, PageTitle } from "../components/common";
 import { RichText } from "../components/RichText";
 import { ShortcutsHelp, type Shortcut } from "../components/Shortcuts";
-import { describeInterval, formatInterval, plural } from "../format";
+import { describeInterval, formatInterval, formatMoment, plural } from "../format";
 import { useTitle } from "../hooks";
 import { waitingText } from "../offline/queue";
-import { enqueue, reachedServer, syncNow, useSyncStatus } from "../offline/sync";
+import { keepStudy, keptStudy } from "../offline/keptStudy";
+import { enqueue, reachedServer, syncNow, useSyncStatus, waitingCardIds, withdraw } from "../offline/sync";
 import { makeReview, postReview, undoReview } from "../reviews";
 import { getSession } from "../session";
 import * as S from "../study";
@@ -74,6 +75,9 @@ export default function DeckStudy({ slug }: { slug: string }) {
   const flipButton = useRef<HTMLButtonElement>(null);
   const answer = useRef<HTMLDivElement>(null);
   const sync = useSyncStatus();
+  // When the queue shown is the copy kept on this device (no connection), when the server sent it.
+  const [keptAt, setKeptAt] = useState<string | null>(null);
+  const titleNow = useRef<string | null>(null);
   // Reviews kept on this device show here until sent; the header's live region announces the count.
   const waiting = sync.count;
 
@@ -81,11 +85,26 @@ export default function DeckStudy({ slug }: { slug: string }) {
     async (history: S.Done[] = []) => {
       setLoadError(null);
       setMissing(false);
+      const session = getSession();
+      const owner = session.status === "signed-in" ? session.me.id : null;
       try {
         const study = await call(client.GET("/api/v1/decks/{slug}/study/", { params: { path: { slug } } }));
         setState(S.startState(study, history));
+        setKeptAt(null);
         shownAt.current = performance.now();
+        if (owner !== null) keepStudy(owner, { slug, title: titleNow.current, study, keptAt: new Date().toISOString() });
       } catch (error) {
+        if (isNetworkFailure(error) && owner !== null) {
+          // No connection: study the queue this device kept, less the cards already reviewed on it.
+          const kept = keptStudy(owner, slug, await waitingCardIds(owner));
+          if (kept) {
+            setState(S.startState(kept.study, history));
+            setKeptAt(kept.keptAt);
+            if (kept.title) setTitle(kept.title);
+            shownAt.current = performance.now();
+            return;
+          }
+        }
         setMissing(error instanceof ApiProblem && error.status === 404);
         setLoadError(describeError(error));
       }
@@ -96,8 +115,17 @@ export default function DeckStudy({ slug }: { slug: string }) {
   useEffect(() => {
     setState(null);
     void load();
+    titleNow.current = null;
     call(client.GET("/api/v1/decks/{slug}/", { params: { path: { slug } } })).then(
-      (deck) => setTitle(deck.title),
+      (deck) => {
+        setTitle(deck.title);
+        titleNow.current = deck.title;
+        const session = getSession();
+        const owner = session.status === "signed-in" ? session.me.id : null;
+        // The kept queue is named by the deck's title too, for the home page without a connection.
+        const kept = owner === null ? null : keptStudy(owner, slug);
+        if (owner !== null && kept && kept.title !== deck.title) keepStudy(owner, { ...kept, title: deck.title });
+      },
       () => undefined,
     );
   }, [slug, load]);
@@ -138,7 +166,7 @@ export default function DeckStudy({ slug }: { slug: string }) {
           return;
         }
       }
-      const next = S.reviewed(state, reviewId);
+      const next = S.reviewed(state, reviewId, review.client_review_id);
       // The card leaves the screen even if the next cards cannot be loaded now.
       setState(next);
       if (next.items.length === 0 && reviewId !== null) await load(next.history);
@@ -152,11 +180,19 @@ export default function DeckStudy({ slug }: { slug: string }) {
   const undo = useCallback(async () => {
     if (!state || busyNow.current) return;
     const last = S.undoable(state);
-    if (!last || last.reviewId === null) return;
+    if (!last) return;
     setBusy(true);
     setActionError(null);
     try {
-      await undoReview(last.reviewId);
+      let reviewId = last.reviewId;
+      if (reviewId === null) {
+        // Made offline: taken back from this device if still waiting, else undone where it was sent.
+        const session = getSession();
+        if (session.status !== "signed-in") return;
+        const withdrawal = await withdraw(session.me.id, last.clientReviewId);
+        reviewId = withdrawal.kind === "sent" ? withdrawal.reviewId : null;
+      }
+      if (reviewId !== null) await undoReview(reviewId);
       setState(S.undone(state));
       shownAt.current = performance.now();
       requestAnimationFrame(() => flipButton.current?.focus());
@@ -264,9 +300,14 @@ export default function DeckStudy({ slug }: { slug: string }) {
       </div>
       {actionError !== null && <ErrorMessage message={actionError} />}
       {loadError !== null && <ErrorMessage message={loadError} onRetry={() => void load(state.history)} />}
-      {(sync.offline || waiting > 0) && (
+      {(sync.offline || waiting > 0 || keptAt !== null) && (
         <section class="offline-note" aria-labelledby="offline-title">
-          <h2 id="offline-title">{sync.offline ? "Studying offline" : "Reviews waiting to sync"}</h2>
+          <h2 id="offline-title">{sync.offline || keptAt !== null ? "Studying offline" : "Reviews waiting to sync"}</h2>
+          {keptAt !== null && (
+            <p class="offline-kept">
+              These are the cards this device kept when the deck was last loaded, {formatMoment(keptAt)}.
+            </p>
+          )}
           <p>
             {waiting > 0 ? (
               <>

@@ -2,8 +2,9 @@
 import { call, client } from "../api/client";
 import type { components } from "../api/schema";
 import { Await, PageTitle } from "../components/common";
-import { plural } from "../format";
+import { formatMoment, plural } from "../format";
 import { useLoad, useTitle } from "../hooks";
+import { keptDecks } from "../offline/keptStudy";
 import type { Me } from "../session";
 
 type S = components["schemas"];
@@ -66,7 +67,33 @@ export function Home({ me }: { me: Me }) {
           )
         }
       </Await>
+      {value.state === "error" && !value.notFound && <KeptDecks me={me} />}
     </>
+  );
+}
+
+/** Without the server, the decks this device kept can still be studied. */
+function KeptDecks({ me }: { me: Me }) {
+  const kept = keptDecks(me.id);
+  if (kept.length === 0) return null;
+  return (
+    <section class="card kept-decks" aria-labelledby="kept-decks-title">
+      <h2 id="kept-decks-title">Kept on this device</h2>
+      <p>These decks can be studied without a connection; your reviews are sent when it returns.</p>
+      <ul class="link-list">
+        {kept.map((entry) => {
+          const left = entry.study.cards.length;
+          return (
+            <li key={entry.slug}>
+              <a href={`/decks/${entry.slug}/study`}>{entry.title ?? entry.slug}</a>{" "}
+              <span class="meta">
+                {plural(left, "card", "cards")} kept {formatMoment(entry.keptAt)}
+              </span>
+            </li>
+          );
+        })}
+      </ul>
+    </section>
   );
 }
 

@@ -1,0 +1,1 @@
+import{a,b,c,d,e,f,g,h,i,j,k}from"./chunk-DPAXY2V5.js";import"./chunk-LJ7GEKKK.js";import"./chunk-YZDOATKD.js";export{j as dismissRefusals,f as enqueue,a as getSyncStatus,g as reachedServer,d as startSync,e as stopSync,b as subscribe,k as syncNow,c as useSyncStatus,i as waitingCardIds,h as withdraw};

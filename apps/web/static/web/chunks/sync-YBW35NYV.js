@@ -1,1 +1,0 @@
-import{a,b,c,d,e,f,g,h,i}from"./chunk-UN2OURVE.js";import"./chunk-EUUQ6KH2.js";import"./chunk-YZDOATKD.js";export{h as dismissRefusals,f as enqueue,a as getSyncStatus,g as reachedServer,d as startSync,e as stopSync,b as subscribe,i as syncNow,c as useSyncStatus};
