@@ -38,6 +38,7 @@ class SchedulingSettings(models.Model):
     maximum_interval_days = models.IntegerField(default=DEFAULT_MAXIMUM_INTERVAL_DAYS)
     new_cards_per_day = models.IntegerField(default=20)
     max_reviews_per_day = models.IntegerField(default=200)
+    daily_goal = models.IntegerField(default=0, help_text="Reviews a day the learner aims for; 0: no goal.")
     timezone = models.CharField(max_length=64, default="UTC", help_text="IANA name, e.g. Europe/Paris.")
     day_start_hour = models.IntegerField(default=4, help_text="Local hour at which the learner's day starts.")
     fsrs_parameters = models.JSONField(
@@ -79,6 +80,7 @@ class SchedulingSettings(models.Model):
             models.CheckConstraint(
                 condition=Q(new_cards_per_day__gte=0, new_cards_per_day__lte=9999), name="new_per_day_range"
             ),
+            models.CheckConstraint(condition=Q(daily_goal__gte=0, daily_goal__lte=9999), name="daily_goal_range"),
             models.CheckConstraint(
                 condition=Q(max_reviews_per_day__gte=0, max_reviews_per_day__lte=99999), name="reviews_per_day_range"
             ),

@@ -19,6 +19,7 @@ urlpatterns = [
     path("leeches/", progress_api.LeechListView.as_view(), name="leech-list"),
     path("leeches/<int:card_id>/unsuspend/", progress_api.LeechUnsuspendView.as_view(), name="leech-unsuspend"),
     path("stats/", progress_api.StatsView.as_view(), name="learner-stats"),
+    path("srs/goal/", progress_api.DailyGoalView.as_view(), name="daily-goal"),
     path("courses/<slug:slug>/cards/", progress_api.CourseCardBrowseView.as_view(), name="course-cards"),
     path("cards/<int:card_id>/history/", progress_api.CardHistoryView.as_view(), name="card-history"),
 ]

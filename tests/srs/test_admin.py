@@ -136,6 +136,7 @@ def test_settings_form_applies_the_api_rules(staff_client, srs_rows, learner):
         "maximum_interval_days": "36500",
         "new_cards_per_day": "20",
         "max_reviews_per_day": "200",
+        "daily_goal": "0",
         "timezone": "Nowhere/Special",
         "day_start_hour": "4",
         "fsrs_parameters": "null",

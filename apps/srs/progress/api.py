@@ -28,6 +28,7 @@ from apps.srs.progress.passes import PassInput, deck_pass_best_list, deck_pass_r
 from apps.srs.progress.serializers import (
     BrowsedCardOutput,
     CardHistoryOutput,
+    DailyGoalOutput,
     DeckPassBestListOutput,
     DeckPassBestOutput,
     DeckPassInput,
@@ -37,7 +38,7 @@ from apps.srs.progress.serializers import (
     SchedulingSettingsOutput,
     StatsOutput,
 )
-from apps.srs.progress.stats import learner_stats_get
+from apps.srs.progress.stats import daily_goal_get, learner_stats_get
 from apps.srs.reviews.recall import RecallBasis
 from apps.srs.settings.config import scheduling_settings_get
 from apps.srs.settings.memory_models import card_configs_get, learner_course_models_list
@@ -176,6 +177,17 @@ class StatsView(APIView):
     def get(self, request: Request) -> Response:
         stats = learner_stats_get(learner=request.user, now=timezone.now(), deck_slug=_deck_filter(request))
         return Response(StatsOutput(stats).data)
+
+
+class DailyGoalView(APIView):
+    @extend_schema(
+        summary="Today's reviews against the learner's daily goal, and the days in a row it was met",
+        responses=DailyGoalOutput,
+        description="The goal is the daily_goal setting (PATCH /srs/settings/); every review that stands counts: "
+        "decks, Match the Pairs and quizzes. Days are the learner's own.",
+    )
+    def get(self, request: Request) -> Response:
+        return Response(DailyGoalOutput(daily_goal_get(learner=request.user, now=timezone.now())).data)
 
 
 class _CardSearchQuery(PageQuery):

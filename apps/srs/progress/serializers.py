@@ -40,6 +40,7 @@ from apps.srs.progress.card_fields import browsed_memory_fields, card_review_fie
 from apps.srs.reviews.serializers import RECALL_COMPUTED_AT_HELP, RECALL_PROBABILITY_HELP, recall_fields
 from apps.srs.settings.config import scheduler_config_from_settings
 from apps.srs.settings.rules import (
+    DAILY_GOAL_RANGE,
     DAY_START_HOUR_RANGE,
     LEARNING_STEP_LIMIT_SECONDS,
     LEECH_THRESHOLD_RANGE,
@@ -103,6 +104,7 @@ SETTINGS_KEYWORDS: dict[str, dict[str, Any]] = {
         "maximum_interval_days": MAXIMUM_INTERVAL_RANGE,
         "new_cards_per_day": NEW_CARDS_PER_DAY_RANGE,
         "max_reviews_per_day": MAX_REVIEWS_PER_DAY_RANGE,
+        "daily_goal": DAILY_GOAL_RANGE,
         "day_start_hour": DAY_START_HOUR_RANGE,
         "leech_threshold": LEECH_THRESHOLD_RANGE,
     },
@@ -127,6 +129,9 @@ class SchedulingSettingsInput(serializers.Serializer):
     maximum_interval_days = JSONIntegerField(required=False, help_text=_range(MAXIMUM_INTERVAL_RANGE))
     new_cards_per_day = JSONIntegerField(required=False, help_text=_range(NEW_CARDS_PER_DAY_RANGE))
     max_reviews_per_day = JSONIntegerField(required=False, help_text=_range(MAX_REVIEWS_PER_DAY_RANGE))
+    daily_goal = JSONIntegerField(
+        required=False, help_text=f"Reviews a day the learner aims for, {_range(DAILY_GOAL_RANGE)}; 0 sets no goal."
+    )
     timezone = SingleLineCharField(
         required=False, help_text="A name the tz database holds, e.g. Europe/Paris; other names are a 400."
     )
@@ -282,6 +287,7 @@ class SchedulingSettingsOutput(serializers.Serializer):
     maximum_interval_days = serializers.IntegerField()
     new_cards_per_day = serializers.IntegerField()
     max_reviews_per_day = serializers.IntegerField()
+    daily_goal = serializers.IntegerField(help_text="Reviews a day the learner aims for; 0: no goal.")
     timezone = serializers.CharField()
     day_start_hour = serializers.IntegerField()
     fsrs_parameters = serializers.ListField(
@@ -550,6 +556,17 @@ class DeckStatsOutput(serializers.Serializer):
     total = serializers.IntegerField(help_text="Cards in the deck.")
     counts = DeckStateCountsOutput(source="*")
     mastery = serializers.FloatField(help_text="Mean probability of recall now over the deck's cards; new count 0.")
+
+
+class DailyGoalOutput(serializers.Serializer):
+    goal = serializers.IntegerField(help_text="Reviews a day the learner aims for; 0: no goal set.")
+    reviews_today = serializers.IntegerField(help_text="Reviews that stand, made today (the learner's day).")
+    met = serializers.BooleanField(help_text="A goal is set and today's reviews reach it.")
+    streak = serializers.IntegerField(
+        help_text="Days in a row the goal was met, up to today (or yesterday, while today is not met yet); "
+        "0 without a goal. Counted back at most 365 days."
+    )
+    day_end = serializers.DateTimeField(help_text="When today ends for the learner: the count starts again.")
 
 
 class StatsOutput(serializers.Serializer):

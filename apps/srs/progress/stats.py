@@ -112,6 +112,47 @@ def learner_stats_get(*, learner: Any, now: datetime, deck_slug: str | None = No
     )
 
 
+@dataclass(frozen=True)
+class DailyGoal:
+    """Today's reviews against the learner's goal, and how many days in a row they have met it."""
+
+    goal: int
+    reviews_today: int
+    # Days in a row, up to today, with at least `goal` reviews; today not met yet does not break it. 0 without a goal.
+    streak: int
+    day_end: datetime
+
+    @property
+    def met(self) -> bool:
+        return self.goal > 0 and self.reviews_today >= self.goal
+
+
+# A goal streak is counted back at most this far: reading a whole history for it is not worth it.
+GOAL_STREAK_DAYS = 365
+
+
+def daily_goal_get(*, learner: Any, now: datetime) -> DailyGoal:
+    """Today's standing reviews (every source: decks, Match, quizzes) and the goal streak, in one query."""
+    settings = scheduling_settings_get(learner=learner)
+    day_start, day_end = learner_day_bounds(settings, now=now)
+    today = day_start.date()
+    logs = ReviewLog.objects.standing().filter(
+        learner=learner, reviewed_at__gte=_day_start(settings, today - timedelta(days=GOAL_STREAK_DAYS))
+    )
+    rows = with_local_day(logs, field="reviewed_at", settings=settings).values("local_date", "early")
+    per_day: dict[date, int] = defaultdict(int)
+    for row in rows.annotate(reviews=Count("pk")).order_by():
+        per_day[learner_day(row["local_date"], row["early"])] += row["reviews"]
+    goal = settings.daily_goal
+    met_days = {day for day, reviews in per_day.items() if day <= today and reviews >= goal} if goal else set()
+    return DailyGoal(
+        goal=goal,
+        reviews_today=per_day.get(today, 0),
+        streak=streak_of_days(met_days, today=today).current,
+        day_end=day_end,
+    )
+
+
 def _day_start(settings: SchedulingSettings, day: date) -> datetime:
     return datetime.combine(day, time(settings.day_start_hour), tzinfo=ZoneInfo(settings.timezone))
 

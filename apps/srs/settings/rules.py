@@ -23,6 +23,7 @@ SETTINGS_FIELDS: tuple[str, ...] = (
     "maximum_interval_days",
     "new_cards_per_day",
     "max_reviews_per_day",
+    "daily_goal",
     "timezone",
     "day_start_hour",
     "fsrs_parameters",
@@ -43,6 +44,8 @@ LEARNING_STEP_LIMIT_SECONDS = 24 * 3600
 MAXIMUM_INTERVAL_RANGE = (1, 36_500)
 NEW_CARDS_PER_DAY_RANGE = (0, 9_999)
 MAX_REVIEWS_PER_DAY_RANGE = (0, 99_999)
+# Reviews a day; 0 sets no goal.
+DAILY_GOAL_RANGE = (0, 9_999)
 DAY_START_HOUR_RANGE = (0, 23)
 LEECH_THRESHOLD_RANGE = (1, 100)
 # Whatever names the tz database holds, these two are host aliases, not zones the database knows.
@@ -119,6 +122,7 @@ def scheduling_settings_errors(values: Mapping[str, Any]) -> dict[str, list[str]
         "maximum_interval_days": _int_in_range(maximum_interval, MAXIMUM_INTERVAL_RANGE),
         "new_cards_per_day": _int_in_range(values["new_cards_per_day"], NEW_CARDS_PER_DAY_RANGE),
         "max_reviews_per_day": _int_in_range(values["max_reviews_per_day"], MAX_REVIEWS_PER_DAY_RANGE),
+        "daily_goal": _int_in_range(values["daily_goal"], DAILY_GOAL_RANGE),
         "day_start_hour": _int_in_range(values["day_start_hour"], DAY_START_HOUR_RANGE),
         "fsrs_parameters": _parameters_errors(values["fsrs_parameters"]),
         "leech_threshold": _int_in_range(values["leech_threshold"], LEECH_THRESHOLD_RANGE),

@@ -31,6 +31,7 @@ interface ScheduleDraft {
   desired_retention: string;
   new_cards_per_day: string;
   max_reviews_per_day: string;
+  daily_goal: string;
   maximum_interval_days: string;
   leech_threshold: string;
   suspend_leeches: boolean;
@@ -45,6 +46,7 @@ function draftOf(settings: Scheduling, timezone: string): ScheduleDraft {
     desired_retention: settings.desired_retention.toFixed(2),
     new_cards_per_day: String(settings.new_cards_per_day),
     max_reviews_per_day: String(settings.max_reviews_per_day),
+    daily_goal: String(settings.daily_goal),
     maximum_interval_days: String(settings.maximum_interval_days),
     leech_threshold: String(settings.leech_threshold),
     suspend_leeches: settings.suspend_leeches,
@@ -61,6 +63,7 @@ function patchOf(saved: Scheduling, draft: ScheduleDraft): Record<string, unknow
     desired_retention: numberOrRaw(draft.desired_retention),
     new_cards_per_day: numberOrRaw(draft.new_cards_per_day),
     max_reviews_per_day: numberOrRaw(draft.max_reviews_per_day),
+    daily_goal: numberOrRaw(draft.daily_goal),
     maximum_interval_days: numberOrRaw(draft.maximum_interval_days),
     leech_threshold: numberOrRaw(draft.leech_threshold),
     suspend_leeches: draft.suspend_leeches,
@@ -77,6 +80,7 @@ const SCHEDULING_FIELDS = [
   "day_start_hour",
   "new_cards_per_day",
   "max_reviews_per_day",
+  "daily_goal",
   "maximum_interval_days",
   "leech_threshold",
   "suspend_leeches",
@@ -207,6 +211,19 @@ export function SchedulingForm({
           ) : null}
         </div>
         <div class="settings-grid">
+          <Field
+            id="daily_goal"
+            name="daily_goal"
+            required={false}
+            label="Daily goal (reviews, 0 for none)"
+            type="number"
+            inputMode="numeric"
+            min={0}
+            max={9999}
+            value={draft.daily_goal}
+            onInput={set("daily_goal")}
+            errors={errors("daily_goal")}
+          />
           <Field
             id="new_cards_per_day"
             name="new_cards_per_day"

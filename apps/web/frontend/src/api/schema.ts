@@ -1083,6 +1083,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/srs/goal/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Today's reviews against the learner's daily goal, and the days in a row it was met
+         * @description The goal is the daily_goal setting (PATCH /srs/settings/); every review that stands counts: decks, Match the Pairs and quizzes. Days are the learner's own.
+         */
+        get: operations["srs_goal_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/srs/optimize/": {
         parameters: {
             query?: never;
@@ -1719,6 +1739,21 @@ export interface components {
             title: string;
             subject: string;
             description: string;
+        };
+        DailyGoalOutput: {
+            /** @description Reviews a day the learner aims for; 0: no goal set. */
+            goal: number;
+            /** @description Reviews that stand, made today (the learner's day). */
+            reviews_today: number;
+            /** @description A goal is set and today's reviews reach it. */
+            met: boolean;
+            /** @description Days in a row the goal was met, up to today (or yesterday, while today is not met yet); 0 without a goal. Counted back at most 365 days. */
+            streak: number;
+            /**
+             * Format: date-time
+             * @description When today ends for the learner: the count starts again.
+             */
+            day_end: string;
         };
         DayCountOutput: {
             /**
@@ -2741,6 +2776,11 @@ export interface components {
              * @description 0 to 99999
              */
             max_reviews_per_day?: number;
+            /**
+             * Format: int64
+             * @description Reviews a day the learner aims for, 0 to 9999; 0 sets no goal.
+             */
+            daily_goal?: number;
             /** @description A name the tz database holds, e.g. Europe/Paris; other names are a 400. */
             timezone?: string;
             /**
@@ -3270,6 +3310,8 @@ export interface components {
             maximum_interval_days: number;
             new_cards_per_day: number;
             max_reviews_per_day: number;
+            /** @description Reviews a day the learner aims for; 0: no goal. */
+            daily_goal: number;
             timezone: string;
             day_start_hour: number;
             /** @description The learner's own weights; null for the defaults. */
@@ -11643,6 +11685,119 @@ export interface operations {
             };
             /** @description The body is sent in a transfer coding other than chunked (code not_implemented). */
             501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    srs_goal_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DailyGoalOutput"];
+                };
+            };
+            /** @description The request is invalid: a malformed body or query parameter, or a value a rule refuses. error.fields names every problem at once, by dotted path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not signed in: no credentials, or a token that is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed: a session sign-in without its CSRF token, or an action this account may not take. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Something went wrong on the server; it has been logged. */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };

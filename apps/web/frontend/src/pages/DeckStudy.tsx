@@ -8,6 +8,8 @@ import { ShortcutsHelp, type Shortcut } from "../components/Shortcuts";
 import { describeInterval, formatInterval, formatMoment, plural } from "../format";
 import { useTitle } from "../hooks";
 import { waitingText } from "../offline/queue";
+import { DailyGoal } from "../goal/DailyGoal";
+import { goalAfter, type Goal } from "../goal/goal";
 import { keepStudy, keptStudy } from "../offline/keptStudy";
 import { enqueue, reachedServer, syncNow, useSyncStatus, waitingCardIds, withdraw } from "../offline/sync";
 import { makeReview, postReview, undoReview } from "../reviews";
@@ -78,6 +80,17 @@ export default function DeckStudy({ slug }: { slug: string }) {
   // When the queue shown is the copy kept on this device (no connection), when the server sent it.
   const [keptAt, setKeptAt] = useState<string | null>(null);
   const titleNow = useRef<string | null>(null);
+  const [goal, setGoal] = useState<Goal | null>(null);
+  // Said once when this session's reviews reach the daily goal.
+  const [goalMetNow, setGoalMetNow] = useState(false);
+  const countTowardGoal = useCallback((delta: number) => {
+    setGoal((before) => {
+      if (before === null) return before;
+      const after = goalAfter(before, delta);
+      if (after.met && !before.met) setGoalMetNow(true);
+      return after;
+    });
+  }, []);
   // Reviews kept on this device show here until sent; the header's live region announces the count.
   const waiting = sync.count;
 
@@ -116,6 +129,7 @@ export default function DeckStudy({ slug }: { slug: string }) {
     setState(null);
     void load();
     titleNow.current = null;
+    call(client.GET("/api/v1/srs/goal/")).then(setGoal, () => setGoal(null));
     call(client.GET("/api/v1/decks/{slug}/", { params: { path: { slug } } })).then(
       (deck) => {
         setTitle(deck.title);
@@ -167,6 +181,7 @@ export default function DeckStudy({ slug }: { slug: string }) {
         }
       }
       const next = S.reviewed(state, reviewId, review.client_review_id);
+      countTowardGoal(1);
       // The card leaves the screen even if the next cards cannot be loaded now.
       setState(next);
       if (next.items.length === 0 && reviewId !== null) await load(next.history);
@@ -174,7 +189,7 @@ export default function DeckStudy({ slug }: { slug: string }) {
       setBusy(false);
       requestAnimationFrame(() => flipButton.current?.focus());
     },
-    [state, current, load, setBusy],
+    [state, current, load, setBusy, countTowardGoal],
   );
 
   const undo = useCallback(async () => {
@@ -194,6 +209,7 @@ export default function DeckStudy({ slug }: { slug: string }) {
       }
       if (reviewId !== null) await undoReview(reviewId);
       setState(S.undone(state));
+      countTowardGoal(-1);
       shownAt.current = performance.now();
       requestAnimationFrame(() => flipButton.current?.focus());
     } catch (error) {
@@ -201,7 +217,7 @@ export default function DeckStudy({ slug }: { slug: string }) {
     } finally {
       setBusy(false);
     }
-  }, [state, setBusy]);
+  }, [state, setBusy, countTowardGoal]);
 
   // The listener reads what the latest render saw: effects run a frame late, and a key pressed as soon as a
   // button shows must already act on it.
@@ -298,6 +314,10 @@ export default function DeckStudy({ slug }: { slug: string }) {
           </label>
         </fieldset>
       </div>
+      {goal !== null && <DailyGoal goal={goal} compact />}
+      <p class="visually-hidden" role="status">
+        {goalMetNow && goal?.met ? `Daily goal met: ${goal.reviews_today} reviews today.` : ""}
+      </p>
       {actionError !== null && <ErrorMessage message={actionError} />}
       {loadError !== null && <ErrorMessage message={loadError} onRetry={() => void load(state.history)} />}
       {(sync.offline || waiting > 0 || keptAt !== null) && (

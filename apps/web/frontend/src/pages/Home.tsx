@@ -4,6 +4,7 @@ import type { components } from "../api/schema";
 import { Await, PageTitle } from "../components/common";
 import { formatMoment, plural } from "../format";
 import { useLoad, useTitle } from "../hooks";
+import { DailyGoal } from "../goal/DailyGoal";
 import { keptDecks } from "../offline/keptStudy";
 import type { Me } from "../session";
 
@@ -54,10 +55,12 @@ async function loadHome(): Promise<HomeData> {
 export function Home({ me }: { me: Me }) {
   useTitle("Home");
   const [value, retry] = useLoad(loadHome, []);
+  const [goal] = useLoad(() => call(client.GET("/api/v1/srs/goal/")), []);
   const name = me.display_name || me.email || me.username;
   return (
     <>
       <PageTitle>Welcome, {name}</PageTitle>
+      {goal.state === "ready" && <DailyGoal goal={goal.data} />}
       <Await value={value} retry={retry}>
         {(data) =>
           data.courses.length === 0 ? (
