@@ -152,7 +152,7 @@ def _position(stored: Any) -> Position:
 
 
 def _add_mastery(nodes: list[Node], *, learner: Any, now: datetime) -> None:
-    """Mean probability of recall now over each node's cards, a card never studied counting 0."""
+    """Each node's mastery (`mastery_of`): recall now weighed by how lasting each card is, a card never studied 0."""
     card_ids = {card.pk for node in nodes for card in node.cards}
     if not card_ids:
         return

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import uuid
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -12,11 +14,17 @@ from django.contrib.auth import get_user_model
 from apps.accounts.export import account_export
 from apps.content.models import Card, Concept, Deck
 from apps.srs.core.population import CardConfigs
-from apps.srs.core.scheduling import DEFAULT_PARAMETERS, SchedulerConfig, retrievability
+from apps.srs.core.scheduling import DEFAULT_PARAMETERS, MemoryStage, MemoryState, SchedulerConfig, retrievability
 from apps.srs.models import CardMemory
 from apps.srs.progress.stats import learner_stats_get
 from apps.srs.reviews.memory import memory_state_of
-from apps.srs.reviews.recall import CardRecall, RecallBasis, mastery_contribution, mastery_of
+from apps.srs.reviews.recall import (
+    MATURE_STABILITY_DAYS,
+    CardRecall,
+    RecallBasis,
+    mastery_contribution,
+    mastery_of,
+)
 from apps.srs.reviews.selectors import study_queue_get
 from apps.srs.reviews.services import ReviewInput, reviews_submit
 from apps.srs.settings.config import scheduler_config_get
@@ -64,8 +72,39 @@ def test_the_mapper_gives_none_for_a_new_card_and_the_retrievability_otherwise(l
     recall = basis.of_memory(memory, card_id=studied[0].pk)
     assert recall.probability == _expected(learner, studied[0], config=config)
     assert 0 < recall.probability < 1
+    assert recall.stability == memory.stability
     assert mastery_contribution(basis.of_memory(None, card_id=studied[1].pk)) == 0.0
-    assert mastery_of([recall, basis.of_memory(None, card_id=studied[1].pk)], cards_total=4) == recall.probability / 4
+    weighed = recall.probability * min(1.0, memory.stability / MATURE_STABILITY_DAYS)
+    assert mastery_contribution(recall) == pytest.approx(weighed, rel=1e-12)
+    assert mastery_of([recall, basis.of_memory(None, card_id=studied[1].pk)], cards_total=4) == pytest.approx(
+        weighed / 4, rel=1e-12
+    )
+    assert mastery_of([], cards_total=0) == 0.0
+
+
+def test_a_card_just_seen_is_recalled_now_but_far_from_mastered_and_a_lasting_one_counts_whole():
+    basis = RecallBasis(configs=CardConfigs(base=SchedulerConfig()), now=NOW)
+    seen_once = MemoryState(
+        stage=MemoryStage.LEARNING,
+        step=1,
+        stability=2.3,
+        difficulty=5.0,
+        due=NOW,
+        last_review=NOW - timedelta(minutes=1),
+    )
+    just = basis.of_state(seen_once, card_id=None)
+    assert just.probability is not None and just.probability > 0.99
+    assert mastery_contribution(just) < 0.12
+    lasting = replace(seen_once, stage=MemoryStage.REVIEW, stability=60.0)
+    assert mastery_contribution(basis.of_state(lasting, card_id=None)) == pytest.approx(
+        basis.of_state(lasting, card_id=None).probability
+    )
+    # Under a course model the card's factor lengthens (or shortens) what counts as lasting.
+    longer = RecallBasis(configs=CardConfigs(base=SchedulerConfig(stability_factor=math.exp(2.0))), now=NOW).of_state(
+        seen_once, card_id=None
+    )
+    assert longer.stability == pytest.approx(2.3 * math.exp(2.0))
+    assert mastery_contribution(longer) > 5 * mastery_contribution(just)
     assert mastery_of([], cards_total=0) == 0.0
 
 
@@ -81,7 +120,7 @@ def test_study_items_carry_the_recall_under_the_learners_own_parameters(learner,
     by_card = {item.card.pk: item.recall for item in queue.items}
     for card in studied:
         expected = _expected(learner, card, config=own_config)
-        assert by_card[card.pk] == CardRecall(probability=expected, computed_at=NOW)
+        assert (by_card[card.pk].probability, by_card[card.pk].computed_at) == (expected, NOW)
         default_recall = next(item.recall for item in default_queue.items if item.card.pk == card.pk)
         # Not the defaults' figure: the learner's own model forgets faster.
         own, default = by_card[card.pk].probability, default_recall.probability
@@ -91,22 +130,22 @@ def test_study_items_carry_the_recall_under_the_learners_own_parameters(learner,
     assert new_items and all(item.recall.probability is None for item in new_items)
 
 
-def test_a_cards_mastery_contribution_is_its_recall_probability(learner, studied):
+def test_deck_and_concept_mastery_add_up_each_cards_contribution(learner, studied):
     deck = Deck.objects.get(slug=DECK)
     recall = {item.card.pk: item.recall for item in study_queue_get(learner=learner, deck=deck, now=NOW).items}
     assert all(recall[card.pk].probability is not None for card in studied)
 
     (deck_stats,) = learner_stats_get(learner=learner, now=NOW, deck_slug=DECK).decks
     assert deck_stats.mastery * deck_stats.total == pytest.approx(
-        sum(recall[card.pk].probability or 0.0 for card in studied), rel=1e-12
+        sum(mastery_contribution(recall[card.pk]) for card in studied), rel=1e-12
     )
 
     # A concept holding one studied card: its mastery is that card's recall over the concept's cards.
     concept = Concept.objects.filter(course__slug=COURSE, cards=studied[0]).first()
     assert concept is not None
     node = next(node for node in constellation_of(learner=learner, now=NOW).nodes if node.concept.pk == concept.pk)
-    contributions = [recall[card.pk].probability for card in node.cards if card.pk in recall]
-    assert node.mastery * node.cards_total == pytest.approx(sum(p or 0.0 for p in contributions), rel=1e-12)
+    contributions = [mastery_contribution(recall[card.pk]) for card in node.cards if card.pk in recall]
+    assert node.mastery * node.cards_total == pytest.approx(sum(contributions), rel=1e-12)
     assert node.cards_studied == sum(1 for card in node.cards if CardMemory.objects.filter(card=card).exists())
 
 

@@ -256,11 +256,11 @@ def test_due_forecast_by_hand(paris_learner, deck_cards, season):
     assert {item.day.isoformat(): item.count for item in stats.due_forecast if item.count} == expected
 
 
-def test_mastery_is_the_mean_retrievability_by_hand(paris_learner, deck_cards):
+def test_mastery_is_recall_now_weighed_by_how_lasting_each_card_is_by_hand(paris_learner, deck_cards):
     now = datetime(2026, 11, 2, 12, 0, tzinfo=UTC)
     # Retrievability is exactly 0.9 after `stability` whole days, and 1 within the first day.
     _memory(paris_learner, deck_cards[0], due=now, stability=10.0, last_review=now - timedelta(days=10))
-    _memory(paris_learner, deck_cards[1], due=now, stability=3.0, last_review=now - timedelta(hours=2))
+    _memory(paris_learner, deck_cards[1], due=now, stability=42.0, last_review=now - timedelta(hours=2))
     _memory(paris_learner, deck_cards[2], due=now, stage=1, step=0, stability=1.0, last_review=now - timedelta(days=1))
     _memory(paris_learner, deck_cards[3], due=now, stage=3, step=0, stability=5.0, last_review=now - timedelta(days=5))
     _memory(paris_learner, deck_cards[4], due=now, suspended=True, last_review=now - timedelta(hours=1))
@@ -282,7 +282,12 @@ def test_mastery_is_the_mean_retrievability_by_hand(paris_learner, deck_cards):
         1,
         1,
     )
-    assert deck.mastery == pytest.approx((0.9 + 1.0 + 0.9 + 0.9 + 1.0) / visible)
+    # Recall now times stability / 21 days (at most 1): the 42-day card counts whole, the others in part; the
+    # suspended card was left with the default stability of the helper's row.
+    suspended_stability = CardMemory.objects.get(learner=paris_learner, card=deck_cards[4]).stability
+    assert deck.mastery == pytest.approx(
+        (0.9 * 10 / 21 + 1.0 + 0.9 * 1 / 21 + 0.9 * 5 / 21 + 1.0 * min(1.0, suspended_stability / 21)) / visible
+    )
 
     (filtered,) = learner_stats_get(learner=paris_learner, now=now, deck_slug=unstudied.slug).decks
     assert (filtered.deck, filtered.total, filtered.new, filtered.mastery) == (unstudied, 3, 3, 0.0)

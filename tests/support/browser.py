@@ -45,6 +45,16 @@ class Browsing:
     base_url: str
     viewport: Viewport
     console_errors: list[str]
+    # API requests the page sent whose answer has not come yet.
+    in_flight: set[Any]
+
+    def close(self, *, settle_seconds: float = 3.0) -> None:
+        """Close the context once the API has answered what the page asked: the test database is flushed next,
+        and a query still running on the live server then would deadlock with it."""
+        deadline = time.monotonic() + settle_seconds
+        while self.in_flight and time.monotonic() < deadline:
+            self.page.wait_for_timeout(20)
+        self.context.close()
 
     def goto(self, path: str, *, usable: Locator | None = None) -> float:
         """Opens `path`; returns the seconds from navigation until `usable` (else the `main` landmark) is visible."""
@@ -97,7 +107,13 @@ def browsing(browser: Browser, base_url: str, viewport: Viewport, **context_opti
     errors: list[str] = []
     page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
     page.on("pageerror", lambda error: errors.append(str(error)))
-    return Browsing(context=context, page=page, base_url=base_url, viewport=viewport, console_errors=errors)
+    in_flight: set[Any] = set()
+    context.on("request", lambda request: in_flight.add(request) if "/api/" in request.url else None)
+    context.on("requestfinished", lambda request: in_flight.discard(request))
+    context.on("requestfailed", lambda request: in_flight.discard(request))
+    return Browsing(
+        context=context, page=page, base_url=base_url, viewport=viewport, console_errors=errors, in_flight=in_flight
+    )
 
 
 def fits_sideways(web: Browsing) -> None:

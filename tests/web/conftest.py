@@ -51,21 +51,21 @@ def viewport(request: pytest.FixtureRequest) -> Viewport:
 def web(chromium: Browser, live_server: Any, viewport: Viewport) -> Iterator[Browsing]:
     session = browsing(chromium, live_server.url, viewport)
     yield session
-    session.context.close()
+    session.close()
 
 
 @pytest.fixture
 def desktop(chromium: Browser, live_server: Any) -> Iterator[Browsing]:
     session = browsing(chromium, live_server.url, DESKTOP)
     yield session
-    session.context.close()
+    session.close()
 
 
 @pytest.fixture
 def phone(chromium: Browser, live_server: Any) -> Iterator[Browsing]:
     session = browsing(chromium, live_server.url, PHONE)
     yield session
-    session.context.close()
+    session.close()
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from apps.content.models import Lesson
 from apps.reminders.models import ReminderPreference
 from apps.reminders.services import reminder_preference_update, unsubscribe_url
 from apps.srs.models import ReviewKind, ReviewLog
-from tests.support.browser import PHONE, Browsing, browsing, first_deck, no_raw_json
+from tests.support.browser import PHONE, Browsing, browsing, first_deck, fits_sideways, no_raw_json
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
@@ -27,6 +27,17 @@ def test_sign_in_lands_on_the_course_page(web: Browsing, shipped_course: None, l
     web.goto("/")
     # Signed out, the app sends the visitor to sign in first.
     web.page.wait_for_url("**/signin**")
+    # The page says what this is to someone who has never used it: beside the form, or below it on a phone.
+    about = web.page.get_by_role("complementary", name="Learn it, then remember it")
+    assert "tf.data" in about.inner_text() and "FSRS" in about.inner_text()
+    form_box = web.page.get_by_role("button", name="Sign in").bounding_box()
+    about_box = about.bounding_box()
+    assert form_box is not None and about_box is not None
+    if web.viewport.width >= 1000:
+        assert about_box["x"] > form_box["x"] + form_box["width"]
+    else:
+        assert about_box["y"] > form_box["y"]
+    fits_sideways(web)
     web.screenshot("signin")
     assert web.axe_serious() == []
     web.page.get_by_label("Email").fill(learner.email)
@@ -77,6 +88,16 @@ def test_the_lesson_reads_every_section(web: Browsing, shipped_course: None, tok
         arg=f"h-{last.slug}",
     )
     assert heading.is_visible()
+    contents = web.page.get_by_role("navigation", name="Sections")
+    box, text = contents.bounding_box(), web.page.locator(f"#{last.slug}").bounding_box()
+    assert box is not None and text is not None
+    if web.viewport.width >= 1100:
+        # On a wide screen the contents sit beside the text, and are still in view at the lesson's end.
+        assert box["x"] >= text["x"] + text["width"]
+        assert 0 <= box["y"] < web.viewport.height
+    else:
+        assert box["x"] < text["x"] + 10
+    fits_sideways(web)
     assert web.console_errors == []
 
 
@@ -165,7 +186,7 @@ def test_the_phone_layout_does_not_scroll_sideways(
         session.page.get_by_role("heading", name="Data Pipelines", exact=False).first.wait_for()
         assert session.scroll_width() <= PHONE.width
     finally:
-        session.context.close()
+        session.close()
 
 
 def test_the_unsubscribe_link_ends_on_the_apps_confirmation(desktop: Browsing, learner: Any, settings: Any) -> None:

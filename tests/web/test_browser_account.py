@@ -28,7 +28,7 @@ def desktop_in_paris(chromium: Browser, live_server: Any) -> Iterator[Browsing]:
     """A desktop browser whose own time zone is Paris's, as a learner's laptop would say."""
     session = browsing(chromium, live_server.url, DESKTOP, timezone_id="Europe/Paris")
     yield session
-    session.context.close()
+    session.close()
 
 
 def _review_some_cards(learner: Any, deck: Deck) -> int:

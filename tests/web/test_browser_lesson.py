@@ -189,4 +189,4 @@ def test_a_code_example_is_coloured_and_copied_whole(
         assert web.axe_serious() == []
         assert web.console_errors == []
     finally:
-        web.context.close()
+        web.close()

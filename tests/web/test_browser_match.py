@@ -168,7 +168,7 @@ def test_opting_in_without_a_display_name_is_refused_in_words(
         assert '{"error"' not in body
         assert not LearnerProfile.objects.filter(learner=learner, show_on_leaderboards=True).exists()
     finally:
-        web.context.close()
+        web.close()
 
 
 def test_a_board_of_the_courses_own_cards_fits_the_screen_and_keeps_its_terms_in_view(

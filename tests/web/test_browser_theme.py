@@ -78,7 +78,7 @@ def test_a_dark_system_gets_dark_pages_that_pass_the_contrast_checks(
                 assert _keyword_colour(web) == "rgb(216, 168, 255)"
         assert web.console_errors == []
     finally:
-        web.context.close()
+        web.close()
 
 
 def test_the_progress_charts_are_drawn_in_the_dark_themes_colours(
@@ -114,7 +114,7 @@ def test_the_progress_charts_are_drawn_in_the_dark_themes_colours(
         assert web.axe_serious() == []
         assert web.console_errors == []
     finally:
-        web.context.close()
+        web.close()
 
 
 def test_a_theme_chosen_in_settings_overrides_the_system_and_stays_after_a_reload(
@@ -125,7 +125,7 @@ def test_a_theme_chosen_in_settings_overrides_the_system_and_stays_after_a_reloa
     try:
         _theme_chosen_in_settings(web, token)
     finally:
-        web.context.close()
+        web.close()
 
 
 def _theme_chosen_in_settings(web: Browsing, token: str) -> None:

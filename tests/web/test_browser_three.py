@@ -133,7 +133,7 @@ def test_reduced_motion_gets_the_list_with_mastery_links_and_cards(
             _ready_viewer(web)
             assert web.console_errors == []
         finally:
-            web.context.close()
+            web.close()
 
 
 def test_the_explorer_loads_its_model_and_a_chosen_region_is_a_recorded_visit(
@@ -202,7 +202,7 @@ def test_on_a_touch_screen_a_vertical_swipe_over_the_scene_scrolls_the_page(
         assert canvas.evaluate("(element) => getComputedStyle(element).touchAction") == "pan-y"
         assert web.console_errors == []
     finally:
-        web.context.close()
+        web.close()
     desktop = browsing(chromium, live_server.url, DESKTOP)
     try:
         desktop.sign_in_with_token(token)
@@ -212,7 +212,7 @@ def test_on_a_touch_screen_a_vertical_swipe_over_the_scene_scrolls_the_page(
         touch = desktop.page.locator(".three-viewer canvas").evaluate("(e) => getComputedStyle(e).touchAction")
         assert touch == "none"
     finally:
-        desktop.context.close()
+        desktop.close()
 
 
 SHOWN_LABELS = """

@@ -555,7 +555,9 @@ class DeckStatsOutput(serializers.Serializer):
     title = serializers.CharField(source="deck.title")
     total = serializers.IntegerField(help_text="Cards in the deck.")
     counts = DeckStateCountsOutput(source="*")
-    mastery = serializers.FloatField(help_text="Mean probability of recall now over the deck's cards; new count 0.")
+    mastery = serializers.FloatField(
+        help_text="Mean over the cards of recall now times stability / 21 days (at most 1): recalled and lasting; new count 0."
+    )
 
 
 class DailyGoalOutput(serializers.Serializer):

@@ -1881,7 +1881,7 @@ export interface components {
             counts: components["schemas"]["DeckStateCountsOutput"];
             /**
              * Format: double
-             * @description Mean probability of recall now over the deck's cards; new count 0.
+             * @description Mean over the cards of recall now times stability / 21 days (at most 1): recalled and lasting; new count 0.
              */
             mastery: number;
         };
@@ -2478,7 +2478,7 @@ export interface components {
             cards: components["schemas"]["CardReferenceOutput"][];
             /**
              * Format: double
-             * @description Mean probability of recall now over the cards; new cards count 0.
+             * @description Mean over the cards of recall now times stability / 21 days (at most 1): recalled and lasting; new count 0.
              */
             mastery: number;
             cards_studied: number;

@@ -141,7 +141,7 @@ function ProgressPlots({ stats }: { stats: Stats }) {
           <>
             <p class="meta">
               {started
-                ? "How likely you are to recall a deck's cards now, on average; cards not yet studied count 0."
+                ? "How well a deck's cards are known and lasting: each card's chance of recall now, counted in full once you remember it for three weeks, in part before; cards not yet studied count 0."
                 : "Study a deck to see its mastery grow."}
             </p>
             <MasteryBars decks={stats.decks} summary={masterySummary(stats.decks)} />

@@ -39,6 +39,7 @@ export function SignIn({ loc }: { loc: Location }) {
   const [password, setPassword] = useState("");
   const form = useForm();
   return (
+    <div class="signin-layout">
     <section class="narrow">
       <PageTitle>Sign in</PageTitle>
       {farewell !== null && <Notice>{farewell}</Notice>}
@@ -67,6 +68,27 @@ export function SignIn({ loc }: { loc: Location }) {
         New here? <a href={withNext("/signup", next)}>Create an account</a>
       </p>
     </section>
+    <About />
+    </div>
+  );
+}
+
+/** What this is, for someone who has not signed in yet. */
+function About() {
+  return (
+    <aside class="card about" aria-labelledby="about-title">
+      <h2 id="about-title">Learn it, then remember it</h2>
+      <p>
+        Quizsite teaches data pipelines with tf.data, and keeps what you learn: each card comes back just before
+        you would forget it, scheduled by FSRS from your own reviews.
+      </p>
+      <ul>
+        <li>Read the lessons and answer their questions in place.</li>
+        <li>Flip memory decks, match terms to definitions against the clock, take quizzes.</li>
+        <li>Write input pipelines and have them graded and timed against the expert's.</li>
+        <li>Study on a phone or a desktop, online or not: reviews sync when the connection returns.</li>
+      </ul>
+    </aside>
   );
 }
 
