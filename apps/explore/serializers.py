@@ -39,7 +39,8 @@ class NodeOutput(serializers.Serializer):
     links = NodeLinkOutput(many=True)
     cards = CardReferenceOutput(many=True)
     mastery = serializers.FloatField(
-        help_text="Mean over the cards of recall now times stability / 21 days (at most 1): recalled and lasting; new count 0."
+        help_text="Mean over the cards of recall now times stability / 21 days (at most 1): recalled and lasting; "
+        "new count 0."
     )
     cards_studied = serializers.IntegerField()
     cards_total = serializers.IntegerField()

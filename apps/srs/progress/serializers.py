@@ -556,7 +556,8 @@ class DeckStatsOutput(serializers.Serializer):
     total = serializers.IntegerField(help_text="Cards in the deck.")
     counts = DeckStateCountsOutput(source="*")
     mastery = serializers.FloatField(
-        help_text="Mean over the cards of recall now times stability / 21 days (at most 1): recalled and lasting; new count 0."
+        help_text="Mean over the cards of recall now times stability / 21 days (at most 1): recalled and lasting; "
+        "new count 0."
     )
 
 
