@@ -205,6 +205,7 @@ def test_mastery_is_recall_weighed_by_stability_and_fades_with_time(learner, lea
     card = concept.cards.order_by("pk")[0]
     assert post_review(learner_client, review_body(card)).status_code == 201
     state = memory_state_of(CardMemory.objects.get(learner=learner, card=card))
+    assert state is not None
     total = concept.cards.count()
 
     def mastery_at(moment):
