@@ -18,7 +18,14 @@ from apps.common.pagination import PageQuery
 from apps.common.query import query_params_validate
 from apps.common.schema import error_statuses
 from apps.quizzes.models import QuizAttempt
-from apps.quizzes.selectors import attempt_get, attempt_questions, attempts_list, quiz_get, quizzes_list
+from apps.quizzes.selectors import (
+    attempt_get,
+    attempt_questions,
+    attempts_list,
+    lesson_answers_latest,
+    quiz_get,
+    quizzes_list,
+)
 from apps.quizzes.serializers import (
     AnswerInput,
     AnswerOutput,
@@ -27,6 +34,7 @@ from apps.quizzes.serializers import (
     AttemptSummaryOutput,
     LessonAnswerInput,
     LessonAnswerOutput,
+    LessonAnswersOutput,
     QuizOutput,
 )
 from apps.quizzes.services import AnswerData, answer_submit, attempt_finish, attempt_start, lesson_answer_submit
@@ -147,6 +155,19 @@ class AttemptFinishView(APIView):
     def post(self, request: Request, attempt_id: int) -> Response:
         attempt = attempt_finish(learner=request.user, attempt_id=attempt_id)
         return Response(_attempt_data(attempt, learner=request.user))
+
+
+class LessonAnswersView(APIView):
+    @extend_schema(
+        summary="Your latest answer to each of a lesson's questions, to show them answered again",
+        responses=LessonAnswersOutput,
+        description="Each in the shape of an answer's result, on the board it was given on: its response, the key "
+        "and each choice named by that board's ids (choices). A question never answered is left out; an unknown "
+        "or archived lesson is a 404.",
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        answers = lesson_answers_latest(learner=request.user, lesson_slug=slug)
+        return Response(LessonAnswersOutput({"lesson": slug, "answers": answers}).data)
 
 
 class QuestionAnswerCreateView(APIView):

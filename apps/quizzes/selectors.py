@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from django.db import connection
 from django.db.models import Count, Exists, F, IntegerField, OuterRef, Prefetch, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404
 
 from apps.common.errors import NotFound
-from apps.content.models import Choice, Question, Quiz, QuizQuestion
-from apps.quizzes.models import QuestionMemory, QuizAnswer, QuizAttempt
+from apps.content.models import Choice, Lesson, Question, Quiz, QuizQuestion
+from apps.quizzes.models import LessonAnswer, QuestionMemory, QuizAnswer, QuizAttempt
 
 # Primary keys are 64-bit; a larger id in a URL is simply not found.
 MAX_ID = 2**63 - 1
@@ -21,6 +23,55 @@ def _count(queryset: QuerySet[Any]) -> Coalesce:
     """A correlated COUNT(*) of `queryset` (already filtered on OuterRef), 0 when it is empty."""
     counted = queryset.order_by().annotate(_group=Value(1)).values("_group").annotate(n=Count("pk")).values("n")
     return Coalesce(Subquery(counted, output_field=IntegerField()), 0)
+
+
+@dataclass(frozen=True)
+class LessonAnswerOutcome:
+    """A stored answer given in place, as it is shown: on the board it was given on, with the question's due date."""
+
+    answer: LessonAnswer
+    question: Question
+    board: QuizAttempt
+    due: datetime | None
+    duplicate: bool = False
+
+
+def lesson_answer_board(answer: LessonAnswer, *, question: Question) -> QuizAttempt:
+    """The board a stored answer was given on, from the ids it kept: its response and key read in those ids."""
+    keys = answer.choice_keys if isinstance(answer.choice_keys, dict) else {}
+    return QuizAttempt(
+        question_ids=[question.pk], choice_orders={str(question.pk): sorted(keys)}, choice_keys={str(question.pk): keys}
+    )
+
+
+def lesson_answers_latest(*, learner: Any, lesson_slug: str) -> list[LessonAnswerOutcome]:
+    """The learner's latest answer to each question of the lesson, in the lesson's order; a lesson not shown is a 404.
+
+    A fixed number of queries whatever the lesson's size.
+    """
+    lesson = get_object_or_404(Lesson.objects.filter(archived=False, course__archived=False), slug=lesson_slug)
+    rows = LessonAnswer.objects.filter(learner=learner, question__lesson=lesson, question__archived=False).order_by(
+        "question_id", "-answered_at", "-pk"
+    )
+    # PostgreSQL reads one row per question; elsewhere every try is read and the first (latest) of each kept.
+    if connection.features.can_distinct_on_fields:
+        rows = rows.distinct("question_id")
+    answers: dict[int, LessonAnswer] = {}
+    for answer in rows.select_related("question").prefetch_related("question__choices"):
+        answers.setdefault(answer.question_id, answer)
+    due = dict(
+        QuestionMemory.objects.filter(learner=learner, question_id__in=list(answers)).values_list("question_id", "due")
+    )
+    ordered = sorted(answers.values(), key=lambda answer: (answer.question.position, answer.question_id))
+    return [
+        LessonAnswerOutcome(
+            answer=answer,
+            question=answer.question,
+            board=lesson_answer_board(answer, question=answer.question),
+            due=due.get(answer.question_id),
+        )
+        for answer in ordered
+    ]
 
 
 def active_quiz_items(quiz: Any) -> QuerySet[QuizQuestion]:

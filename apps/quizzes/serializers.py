@@ -261,6 +261,11 @@ class LessonAnswerInput(AnswerInput):
     )
 
 
+class ShownChoiceOutput(serializers.Serializer):
+    key = serializers.CharField(help_text="The id the choice had on the board the answer was given on.")
+    text = serializers.CharField()
+
+
 class LessonAnswerOutput(GradedAnswerOutput):
     """The graded answer in the shape of a quiz attempt's answers, choices named by the board's ids."""
 
@@ -287,3 +292,27 @@ class LessonAnswerOutput(GradedAnswerOutput):
             "due": serializers.DateTimeField().to_representation(outcome.due) if outcome.due else None,
             "duplicate": outcome.duplicate,
         }
+
+
+class LessonLastAnswerOutput(LessonAnswerOutput):
+    """A stored answer shown again, on the board it was given on: its choices with that board's ids."""
+
+    choices = ShownChoiceOutput(
+        many=True,
+        help_text="Choice questions: the choices as the answer saw them, in that board's order (response and "
+        "correct_answer name them by these ids); empty for other kinds. Answer again with the lesson's own board.",
+    )
+
+    def to_representation(self, outcome: Any) -> dict[str, Any]:
+        question = outcome.question
+        keys = outcome.board.choice_keys.get(str(question.pk), {})
+        texts = {choice.key: choice.text for choice in question.choices.all()}
+        shown = [
+            {"key": choice_id, "text": texts[keys[choice_id]]} for choice_id in sorted(keys) if keys[choice_id] in texts
+        ]
+        return {**super().to_representation(outcome), "choices": shown}
+
+
+class LessonAnswersOutput(serializers.Serializer):
+    lesson = serializers.CharField(help_text="The lesson's slug.")
+    answers = LessonLastAnswerOutput(many=True, help_text="Your latest answer to each of its questions you answered.")

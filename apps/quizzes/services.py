@@ -21,7 +21,7 @@ from apps.content.selectors import question_get, visible_card_ids
 from apps.quizzes import grading
 from apps.quizzes.choices import choice_ids_draw, question_board
 from apps.quizzes.models import AttemptMode, LessonAnswer, QuestionMemory, QuizAnswer, QuizAttempt
-from apps.quizzes.selectors import MAX_ID, active_quiz_items, quiz_get
+from apps.quizzes.selectors import MAX_ID, LessonAnswerOutcome, active_quiz_items, lesson_answer_board, quiz_get
 from apps.srs.core import scheduling
 from apps.srs.core.scheduling import MemoryState, Rating, SchedulerConfig
 from apps.srs.models import CardMemory, ReviewSource
@@ -450,15 +450,6 @@ def _card_reviews(
 # --- Answering in place --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class LessonAnswerOutcome:
-    answer: LessonAnswer
-    question: Question
-    board: QuizAttempt
-    due: datetime | None
-    duplicate: bool = False
-
-
 def _lesson_board(*, question: Question, board: str | None) -> QuizAttempt:
     """The board the question was shown with; choice ids mean nothing without it."""
     if question.kind not in _CHOICE_KINDS:
@@ -488,12 +479,10 @@ def _lesson_replay(*, learner: Any, question: Question, answer: AnswerData) -> L
             "send a new id with each new answer.",
             fields={"client_answer_id": ["Already used for a different answer."]},
         )
-    keys = first.choice_keys if isinstance(first.choice_keys, dict) else {}
-    board = QuizAttempt(
-        question_ids=[question.pk], choice_orders={str(question.pk): sorted(keys)}, choice_keys={str(question.pk): keys}
-    )
     due = _question_due(learner=learner, question=question)
-    return LessonAnswerOutcome(answer=first, question=question, board=board, due=due, duplicate=True)
+    return LessonAnswerOutcome(
+        answer=first, question=question, board=lesson_answer_board(first, question=question), due=due, duplicate=True
+    )
 
 
 def lesson_answer_submit(

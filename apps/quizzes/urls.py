@@ -13,4 +13,5 @@ urlpatterns = [
     path("quiz-attempts/<int:attempt_id>/answers/", api.AnswerCreateView.as_view(), name="quiz-answer-create"),
     path("quiz-attempts/<int:attempt_id>/finish/", api.AttemptFinishView.as_view(), name="quiz-attempt-finish"),
     path("questions/<slug:slug>/answers/", api.QuestionAnswerCreateView.as_view(), name="question-answer-create"),
+    path("lessons/<slug:slug>/answers/", api.LessonAnswersView.as_view(), name="lesson-answers"),
 ]

@@ -15,6 +15,7 @@ from apps.quizzes.api import AnswerCreateView, QuestionAnswerCreateView
 from apps.quizzes.choices import question_board
 from apps.quizzes.models import LessonAnswer, QuestionMemory, QuizAnswer
 from apps.srs.models import CardMemory, ReviewLog, ReviewSource
+from tests.support.api import make_learner
 from tests.support.quizzes import RIGHT, WRONG
 from tests.support.reviews import review_body
 
@@ -287,3 +288,44 @@ def test_answers_are_throttled_as_quiz_answers_are(learner_client, course, setti
     assert refused.json()["error"]["code"] == "throttled"
     assert int(refused["Retry-After"]) >= 1
     assert LessonAnswer.objects.count() == 2
+
+
+def _latest(client: APIClient, lesson: str = "first-pipeline") -> Any:
+    return client.get(f"/api/v1/lessons/{lesson}/answers/")
+
+
+def test_a_lessons_latest_answers_come_back_on_the_board_they_were_given_on(learner_client, course):
+    assert _latest(learner_client).json() == {"lesson": "first-pipeline", "answers": []}
+    assert answer(learner_client, "overlap", **WRONG["overlap"]).status_code == 201
+    right = answer(learner_client, "overlap", **RIGHT["overlap"])
+    assert right.status_code == 201
+    assert answer(learner_client, "format", **WRONG["format"]).status_code == 201
+
+    found = _latest(learner_client)
+    assert found.status_code == 200
+    answers = {item["question"]: item for item in found.json()["answers"]}
+    lesson_questions = set(Question.objects.filter(lesson__slug="first-pipeline").values_list("slug", flat=True))
+    assert set(answers) == {"overlap", "format"} & lesson_questions
+    overlap = answers["overlap"]
+    # The latest try, as its result said, with the choices named by the ids of the board it was given on.
+    for field in ("response", "correct", "credit", "correct_answer", "answered_at", "outcome", "scheduled"):
+        assert overlap[field] == right.json()[field], field
+    texts = {choice.key: choice.text for choice in Choice.objects.filter(question__slug="overlap")}
+    assert sorted(choice["text"] for choice in overlap["choices"]) == sorted(texts.values())
+    shown_ids = {choice["key"] for choice in overlap["choices"]}
+    assert overlap["response"]["choice"] in shown_ids
+    assert set(overlap["correct_answer"]["choices"]) <= shown_ids
+    # No authored key shows.
+    assert not shown_ids & set(texts)
+    if "format" in answers:
+        assert answers["format"]["choices"] == [] and answers["format"]["correct"] is False
+
+
+def test_latest_answers_are_the_learners_own_and_an_unknown_lesson_is_a_404(learner_client, course):
+    assert answer(learner_client, "overlap", **RIGHT["overlap"]).status_code == 201
+    other = APIClient()
+    other.force_authenticate(user=make_learner("brian")[0])
+    assert _latest(other).json()["answers"] == []
+    missing = _latest(learner_client, "no-such-lesson")
+    assert missing.status_code == 404 and "error" in missing.json()
+    assert APIClient().get("/api/v1/lessons/first-pipeline/answers/").status_code == 401

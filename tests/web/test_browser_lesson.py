@@ -190,3 +190,46 @@ def test_a_code_example_is_coloured_and_copied_whole(
         assert web.console_errors == []
     finally:
         web.close()
+
+
+def test_answers_given_in_place_are_shown_again_after_a_reload_and_tried_afresh(
+    web: Browsing, shipped_course: None, learner: Any, token: str
+) -> None:
+    choice = _inline_questions()["multiple_choice"]
+    typed = _inline_questions()["short_text"]
+    right = list(choice.choices.filter(is_correct=True).values_list("text", flat=True))
+    web.sign_in_with_token(token)
+    web.goto(f"/lessons/{choice.lesson.slug}")
+    box = _box(web, choice)
+    _pick(box, right[:1])
+    box.get_by_role("button", name="Check answer").click()
+    _feedback(box, "Partly right", choice)
+    if typed.lesson_id == choice.lesson_id:
+        typed_box = _box(web, typed)
+        typed_box.get_by_label("Your answer").fill("no such thing")
+        typed_box.get_by_role("button", name="Check answer").click()
+        _feedback(typed_box, "Not quite", typed)
+
+    web.page.reload()
+    box = _box(web, choice)
+    # As it was left: the pick ticked, every choice marked, the credit and explanation, and when it was given.
+    shown = _feedback(box, "Partly right", choice)
+    assert "Your answer of" in shown
+    picked = box.locator(".choice", has_text=right[0]).locator("input")
+    assert picked.is_checked() and picked.is_disabled()
+    assert box.locator(".choice-mark").count() >= len(right)
+    if typed.lesson_id == choice.lesson_id:
+        typed_box = _box(web, typed)
+        _feedback(typed_box, "Not quite", typed)
+        assert typed_box.get_by_label("Your answer").input_value() == "no such thing"
+    assert web.axe_serious() == []
+
+    # Trying again starts blank, on the lesson's own board, and is graded and kept as any try is.
+    box.get_by_role("button", name="Try again").click()
+    assert not any(item.is_checked() for item in box.locator("input").all())
+    assert box.locator(".feedback-earlier").count() == 0
+    _pick(box, right)
+    box.get_by_role("button", name="Check answer").click()
+    _feedback(box, "Correct.", choice)
+    assert [correct for correct, _, _ in _tries(learner, choice)] == [False, True]
+    assert web.console_errors == []

@@ -758,6 +758,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/lessons/{slug}/answers/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your latest answer to each of a lesson's questions, to show them answered again
+         * @description Each in the shape of an answer's result, on the board it was given on: its response, the key and each choice named by that board's ids (choices). A question never answered is left out; an unknown or archived lesson is a 404.
+         */
+        get: operations["lessons_answers_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/match/{board_id}/": {
         parameters: {
             query?: never;
@@ -2163,7 +2183,53 @@ export interface components {
             /** @description Choice kinds: the board the question was shown with (its `board`); the choice ids are its own. */
             board?: string;
         };
+        LessonAnswersOutput: {
+            /** @description The lesson's slug. */
+            lesson: string;
+            /** @description Your latest answer to each of its questions you answered. */
+            answers: components["schemas"]["LessonLastAnswerOutput"][];
+        };
         LessonBlock: components["schemas"]["ProseBlockOutput"] | components["schemas"]["TermsBlockOutput"] | components["schemas"]["ComparisonBlockOutput"] | components["schemas"]["StepsBlockOutput"] | components["schemas"]["CalloutBlockOutput"] | components["schemas"]["CodeBlockOutput"] | components["schemas"]["QuestionBlockOutput"];
+        /** @description A stored answer shown again, on the board it was given on: its choices with that board's ids. */
+        LessonLastAnswerOutput: {
+            /** @description The question's slug. */
+            question: string;
+            response: components["schemas"]["ResponseOutput"];
+            correct: boolean;
+            /**
+             * Format: double
+             * @description 0-1; partial for a multiple-choice answer that is partly right.
+             */
+            credit: number;
+            explanation: string;
+            correct_answer: components["schemas"]["CorrectAnswerOutput"];
+            /** Format: date-time */
+            answered_at: string;
+            /**
+             * Format: uuid
+             * @description As sent with the answer; null when none was.
+             */
+            client_answer_id: string | null;
+            /**
+             * @description partial: some credit, not all (multiple_choice).
+             *
+             *     * `correct` - correct
+             *     * `partial` - partial
+             *     * `wrong` - wrong
+             */
+            outcome: components["schemas"]["OutcomeEnum"];
+            /** @description True when this answer reviewed the question (and the cards it tests): it was new to you or due. False for practice while it is scheduled for later; the answer is kept either way. */
+            scheduled: boolean;
+            /**
+             * Format: date-time
+             * @description When the question is next due for you; null if never.
+             */
+            due: string | null;
+            /** @description True when this client_answer_id was already recorded: the first result, nothing changed. */
+            duplicate: boolean;
+            /** @description Choice questions: the choices as the answer saw them, in that board's order (response and correct_answer name them by these ids); empty for other kinds. Answer again with the lesson's own board. */
+            choices: components["schemas"]["ShownChoiceOutput"][];
+        };
         LessonOutput: {
             slug: string;
             title: string;
@@ -3376,6 +3442,11 @@ export interface components {
             slug: string;
             title: string;
             blocks: components["schemas"]["LessonBlock"][];
+        };
+        ShownChoiceOutput: {
+            /** @description The id the choice had on the board the answer was given on. */
+            key: string;
+            text: string;
         };
         /**
          * @description * `deck` - deck
@@ -9021,6 +9092,130 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["LessonOutput"];
+                };
+            };
+            /** @description The request is invalid: a malformed body or query parameter, or a value a rule refuses. error.fields names every problem at once, by dotted path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not signed in: no credentials, or a token that is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed: a session sign-in without its CSRF token, or an action this account may not take. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing with this id or slug, or it belongs to another learner. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Accept header names no type the API answers in: it answers application/json only. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (code request_timeout): a client that stalls for 10 s while sending a request is disconnected, usually before any answer. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request line (method, path and query) is longer than the server reads (code uri_too_long). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (code throttled or locked_out), or too many connections from this address (code too_many_connections): try again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request's headers are larger than the server reads (code headers_too_large). */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Something went wrong on the server; it has been logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A service this operation needs is not available (code database_unavailable when the database did not answer: nothing was changed); try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Sent when the refusal is only for now: whole seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    lessons_answers_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LessonAnswersOutput"];
                 };
             };
             /** @description The request is invalid: a malformed body or query parameter, or a value a rule refuses. error.fields names every problem at once, by dotted path. */

@@ -10,13 +10,17 @@ import { InlineQuestion } from "../questions/InlineQuestion";
 type S = components["schemas"];
 type Block = S["LessonBlock"];
 type Quiz = S["QuizOutput"];
+type LastAnswers = Map<string, S["LessonLastAnswerOutput"]>;
 
-async function loadLesson(slug: string): Promise<{ lesson: S["LessonOutput"]; quizzes: Quiz[] }> {
-  const [lesson, quizzes] = await Promise.all([
+async function loadLesson(slug: string): Promise<{ lesson: S["LessonOutput"]; quizzes: Quiz[]; last: LastAnswers }> {
+  const [lesson, quizzes, answers] = await Promise.all([
     call(client.GET("/api/v1/lessons/{slug}/", { params: { path: { slug } } })),
     call(client.GET("/api/v1/quizzes/", { params: { query: { lesson: slug, page_size: 200 } } })),
+    // The learner's earlier answers only fill the questions in again: the lesson reads without them.
+    call(client.GET("/api/v1/lessons/{slug}/answers/", { params: { path: { slug } } })).catch(() => null),
   ]);
-  return { lesson, quizzes: quizzes.results };
+  const last: LastAnswers = new Map((answers?.answers ?? []).map((answer) => [answer.question, answer]));
+  return { lesson, quizzes: quizzes.results, last };
 }
 
 export default function LessonPage({ slug }: { slug: string }) {
@@ -24,7 +28,7 @@ export default function LessonPage({ slug }: { slug: string }) {
   useTitle(value.state === "ready" ? value.data.lesson.title : "Lesson");
   return (
     <Await value={value} retry={retry}>
-      {({ lesson, quizzes }) => (
+      {({ lesson, quizzes, last }) => (
         <article class="lesson">
           <p class="eyebrow">
             {lesson.subject}
@@ -48,7 +52,7 @@ export default function LessonPage({ slug }: { slug: string }) {
             <section key={section.slug} id={section.slug} aria-labelledby={`h-${section.slug}`} class="lesson-section">
               <h2 id={`h-${section.slug}`}>{section.title}</h2>
               {section.blocks.map((block, index) => (
-                <BlockView key={index} block={block} />
+                <BlockView key={index} block={block} last={last} />
               ))}
             </section>
           ))}
@@ -63,7 +67,7 @@ function BlockHeading({ text }: { text: string }) {
   return text ? <h3>{text}</h3> : null;
 }
 
-function BlockView({ block }: { block: Block }) {
+function BlockView({ block, last }: { block: Block; last: LastAnswers }) {
   // Options sit one level under the block's heading, or under the section's when it has none.
   const OptionHeading = block.heading ? "h4" : "h3";
   switch (block.kind) {
@@ -129,7 +133,9 @@ function BlockView({ block }: { block: Block }) {
         </div>
       );
     case "question":
-      return <InlineQuestion heading={block.heading} question={block.question} />;
+      return (
+        <InlineQuestion heading={block.heading} question={block.question} last={last.get(block.question.slug) ?? null} />
+      );
     default:
       return <UnknownBlock block={block} />;
   }

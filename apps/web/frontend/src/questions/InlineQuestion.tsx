@@ -4,6 +4,7 @@ import { call, client } from "../api/client";
 import { describeError } from "../api/errors";
 import { ErrorMessage } from "../components/common";
 import { RichText } from "../components/RichText";
+import { formatMoment } from "../format";
 import {
   buildAnswer,
   choiceMark,
@@ -16,6 +17,7 @@ import {
   type AnswerBody,
   type Draft,
   type Graded,
+  type LastAnswer,
   type Question,
 } from "./answer";
 
@@ -33,10 +35,34 @@ function newAnswerId(): string | undefined {
   }
 }
 
-export function InlineQuestion({ heading, question }: { heading: string; question: Question }) {
-  const id = `q-${question.slug}`;
-  const [draft, setDraft] = useState<Draft>(emptyDraft);
-  const [status, setStatus] = useState<Status>({ state: "editing", hint: "" });
+/** The draft a stored answer was: what the learner sent, in the ids of the board it was given on. */
+function draftOf(last: LastAnswer): Draft {
+  const response = last.response;
+  return {
+    choice: response.choice ?? null,
+    choices: response.choices ?? [],
+    text: response.text ?? "",
+    number: response.number === undefined ? "" : String(response.number),
+  };
+}
+
+export function InlineQuestion({
+  heading,
+  question: fresh,
+  last = null,
+}: {
+  heading: string;
+  question: Question;
+  /** The learner's latest answer, from an earlier visit: shown answered, on the board it was given on. */
+  last?: LastAnswer | null;
+}) {
+  const id = `q-${fresh.slug}`;
+  const [question, setQuestion] = useState<Question>(() => (last ? { ...fresh, choices: last.choices } : fresh));
+  const [earlier, setEarlier] = useState(last !== null);
+  const [draft, setDraft] = useState<Draft>(() => (last ? draftOf(last) : emptyDraft));
+  const [status, setStatus] = useState<Status>(() =>
+    last ? { state: "graded", graded: last } : { state: "editing", hint: "" },
+  );
   // A resend of the very same answer (after a network failure) keeps its id, so it is recorded once.
   const pending = useRef<{ body: string; id: string | undefined } | null>(null);
   const firstInput = useRef<HTMLInputElement>(null);
@@ -73,6 +99,7 @@ export function InlineQuestion({ heading, question }: { heading: string; questio
         client.POST("/api/v1/questions/{slug}/answers/", { params: { path: { slug: question.slug } }, body }),
       );
       pending.current = null;
+      setEarlier(false);
       setStatus({ state: "graded", graded: result });
       setFocusAfter("grade");
     } catch (error) {
@@ -81,6 +108,9 @@ export function InlineQuestion({ heading, question }: { heading: string; questio
   }
 
   function tryAgain() {
+    // A new try is on the lesson's own board, whatever board the earlier answer was shown on.
+    setQuestion(fresh);
+    setEarlier(false);
     setDraft(emptyDraft);
     setStatus({ state: "editing", hint: "" });
     pending.current = null;
@@ -172,6 +202,7 @@ export function InlineQuestion({ heading, question }: { heading: string; questio
             tabIndex={-1}
             class={`question-feedback feedback-${graded.outcome}`}
           >
+            {earlier && <p class="feedback-earlier">Your answer of {formatMoment(graded.answered_at)}:</p>}
             <p class="feedback-headline">
               <strong>{gradeHeadline(graded)}</strong>
             </p>

@@ -5,6 +5,7 @@ import { describeInterval } from "../format";
 type S = components["schemas"];
 export type Question = S["PublicQuestionOutput"];
 export type Graded = S["LessonAnswerOutput"];
+export type LastAnswer = S["LessonLastAnswerOutput"];
 export type AnswerBody = S["LessonAnswerInputRequest"];
 
 /** What the learner has entered so far; only the part of the question's kind is read. */
