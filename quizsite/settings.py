@@ -178,6 +178,9 @@ STORAGES = {
 # Uploaded and imported files (card images and sounds), served by apps.interchange with immutable caching.
 MEDIA_URL = "/media/"
 MEDIA_ROOT = env_path("MEDIA_ROOT", VAR_DIR / "media")
+# Images and sounds that course files ship (decks/media/), served at COURSE_MEDIA_URL by name.
+COURSE_MEDIA_DIR = env_path("COURSE_MEDIA_DIR", BASE_DIR / "decks" / "media")
+COURSE_MEDIA_URL = MEDIA_URL + "course/"
 # Largest Anki package or CSV/TSV file the admin's import page accepts (the reader's own limit is the same
 # 200 MiB by default: a shared deck with thousands of images stays well under it).
 ANKI_PACKAGE_MAX_BYTES = env_int("ANKI_PACKAGE_MAX_BYTES", 200 * 1024 * 1024)

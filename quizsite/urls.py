@@ -7,6 +7,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from apps.common.api import HealthView
 from apps.common.errors import not_found_view
+from apps.content.media_views import course_media_view
 
 api_v1: list[URLPattern | URLResolver] = [
     path("", include("apps.accounts.urls")),
@@ -28,6 +29,7 @@ urlpatterns = [
     path("api/v1/", include(api_v1)),
     re_path(r"^api/.*$", not_found_view),
     path("healthz", HealthView.as_view(), name="healthz"),
+    path(settings.COURSE_MEDIA_URL.strip("/") + "/<str:name>", course_media_view, name="course-media"),
     path(settings.MEDIA_URL.strip("/") + "/", include("apps.interchange.urls")),
     path("", include("apps.reminders.urls")),
     # Last: the learner web app's client routes (apps.web.routes); any other path is a 404 (the app's own

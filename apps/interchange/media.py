@@ -10,27 +10,14 @@ from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 
+from apps.common.media_types import media_type_sniff
 from apps.interchange.models import MediaFile, MediaKind, media_file_path
 
 
 def media_kind_sniff(data: bytes) -> MediaKind | None:
-    """The type the first bytes prove, or None. The name's suffix is never trusted; SVG (a script host) never passes."""
-    if data.startswith(b"\x89PNG\r\n\x1a\n"):
-        return MediaKind.PNG
-    if data.startswith(b"\xff\xd8\xff"):
-        return MediaKind.JPEG
-    if data[:6] in {b"GIF87a", b"GIF89a"}:
-        return MediaKind.GIF
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return MediaKind.WEBP
-    if data[:4] == b"RIFF" and data[8:12] == b"WAVE":
-        return MediaKind.WAV
-    if data.startswith(b"OggS"):
-        return MediaKind.OGG
-    # An ID3 tag, or an MPEG audio frame header (11 sync bits, then a layer other than "reserved").
-    if data.startswith(b"ID3") or (len(data) >= 2 and data[0] == 0xFF and data[1] & 0xE0 == 0xE0 and data[1] & 0x06):
-        return MediaKind.MP3
-    return None
+    """The type the first bytes prove, or None (`media_type_sniff`): the name's suffix is never trusted."""
+    found = media_type_sniff(data)
+    return None if found is None else MediaKind(found)
 
 
 def media_sha256(data: bytes) -> str:

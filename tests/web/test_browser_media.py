@@ -84,3 +84,28 @@ def test_an_html_cards_image_and_sound_show_on_its_back_and_fit_a_phone(
     # The card's own page shows the same.
     web.goto(f"/cards/{card.pk}", usable=web.page.get_by_role("img", name="Image: loss chart"))
     assert web.page.locator(".card-sound audio").count() == 1
+
+
+def test_an_image_a_course_file_ships_shows_on_its_card(
+    desktop: Browsing, shipped_course: None, token: str, settings: Any, tmp_path: Path
+) -> None:
+    folder = tmp_path / "course-media"
+    folder.mkdir()
+    (folder / "prefetch_overlap.png").write_bytes(_png(640, 200))
+    settings.COURSE_MEDIA_DIR = folder
+    card = first_deck().cards.order_by("position")[0]
+    card.format = CardFormat.HTML
+    card.definition = (
+        '<p>Work overlaps.</p><img src="/media/course/prefetch_overlap.png" alt="Two overlapping timelines">'
+    )
+    card.save(update_fields=["format", "definition"])
+
+    desktop.sign_in_with_token(token)
+    desktop.goto(f"/decks/{card.deck.slug}/study", usable=desktop.page.get_by_role("button", name="Flip", exact=False))
+    desktop.page.keyboard.press("Space")
+    image = desktop.page.get_by_role("img", name="Two overlapping timelines")
+    image.wait_for()
+    desktop.page.wait_for_function("() => document.querySelector('.card-image').complete")
+    assert image.evaluate("(element) => [element.naturalWidth, element.naturalHeight]") == [640, 200]
+    assert desktop.axe_serious() == []
+    assert desktop.console_errors == []

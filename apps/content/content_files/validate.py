@@ -22,6 +22,7 @@ from apps.content.content_files.schema import (
     QuizDoc,
 )
 from apps.content.content_files.source import ContentError, Location, ParsedFile
+from apps.content.course_media import course_media_problems
 from apps.content.text import normalize_text
 
 _SLUG_HINT = "must be a slug: lower-case letters and digits in words joined by single hyphens"
@@ -369,6 +370,10 @@ def _card_markup_errors(parsed: ParsedFile, course: CourseDoc) -> list[ContentEr
                     continue
                 for name in ("definition", "example"):
                     value = getattr(card, name)
+                    errors += [
+                        parsed.error(("lessons", i, "decks", d, "cards", c, name), problem)
+                        for problem in course_media_problems(value)
+                    ]
                     if card_html_clean(value) != value:
                         errors.append(
                             parsed.error(
