@@ -87,7 +87,7 @@ def test_an_html_cards_image_and_sound_show_on_its_back_and_fit_a_phone(
 
 
 def test_an_image_a_course_file_ships_shows_on_its_card(
-    desktop: Browsing, shipped_course: None, token: str, settings: Any, tmp_path: Path
+    web: Browsing, shipped_course: None, token: str, settings: Any, tmp_path: Path
 ) -> None:
     folder = tmp_path / "course-media"
     folder.mkdir()
@@ -100,12 +100,16 @@ def test_an_image_a_course_file_ships_shows_on_its_card(
     )
     card.save(update_fields=["format", "definition"])
 
-    desktop.sign_in_with_token(token)
-    desktop.goto(f"/decks/{card.deck.slug}/study", usable=desktop.page.get_by_role("button", name="Flip", exact=False))
-    desktop.page.keyboard.press("Space")
-    image = desktop.page.get_by_role("img", name="Two overlapping timelines")
+    web.sign_in_with_token(token)
+    web.goto(f"/decks/{card.deck.slug}/study", usable=web.page.get_by_role("button", name="Flip", exact=False))
+    web.page.keyboard.press("Space")
+    image = web.page.get_by_role("img", name="Two overlapping timelines")
     image.wait_for()
-    desktop.page.wait_for_function("() => document.querySelector('.card-image').complete")
+    web.page.wait_for_function("() => document.querySelector('.card-image').complete")
     assert image.evaluate("(element) => [element.naturalWidth, element.naturalHeight]") == [640, 200]
-    assert desktop.axe_serious() == []
-    assert desktop.console_errors == []
+    box = image.bounding_box()
+    card_box = web.page.locator(".card-html").first.bounding_box()
+    assert box is not None and card_box is not None and box["width"] <= card_box["width"] + 0.5
+    fits_sideways(web)
+    assert web.axe_serious() == []
+    assert web.console_errors == []
