@@ -195,7 +195,7 @@ def test_a_board_of_the_courses_own_cards_fits_the_screen_and_keeps_its_terms_in
             "(element) => { const range = document.createRange(); range.selectNodeContents(element);"
             " return Array.from(range.getClientRects(), (rect) => Math.round(rect.top)); }"
         )
-        assert len(set(lines)) <= max(1, len(re.split(r"[\s_.]+|(?<=[a-z])(?=[A-Z])", text))), text
+        assert len(set(lines)) <= max(1, len(re.split(r"[\s_.=,]+|(?=\()|(?<=[a-z])(?=[A-Z])", text))), text
         # The tile holds its text, and the column holds the tile: nothing runs past an edge or is cut off.
         assert term.evaluate("(element) => element.scrollWidth <= element.clientWidth"), text
         assert term.evaluate(

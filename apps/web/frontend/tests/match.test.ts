@@ -182,5 +182,7 @@ describe("code terms", () => {
     expect(G.codeTermParts("tf.data.Dataset.from_tensor_slices")).toEqual(["tf.", "data.", "Dataset.", "from_", "tensor_", "slices"]);
     expect(G.codeTermParts("prefetch")).toEqual(["prefetch"]);
     expect(G.codeTermParts("TFRecordDataset")).toEqual(["TFRecord", "Dataset"]);
+    expect(G.codeTermParts("deterministic=False")).toEqual(["deterministic=", "False"]);
+    expect(G.codeTermParts("shard(n,i)")).toEqual(["shard", "(n,", "i)"]);
   });
 });

@@ -247,8 +247,8 @@ export function isCodeTerm(term: string): boolean {
   return /^[\w.()]+$/.test(term) && /[_.()]|[a-z][A-Z]/.test(term);
 }
 
-/** A term cut after each `_` and `.` and between the words of a CamelCase name, where a line may break
- * besides its spaces, so a narrow column never has to break it inside a word. */
+/** A term cut after each `_`, `.`, `=` and `,`, before a `(`, and between the words of a CamelCase name,
+ * where a line may break besides its spaces, so a narrow column never has to break it inside a word. */
 export function codeTermParts(term: string): string[] {
-  return term.split(/(?<=[_.])|(?<=[a-z])(?=[A-Z])/);
+  return term.split(/(?<=[_.=,])|(?=\()|(?<=[a-z])(?=[A-Z])/).filter((part) => part !== "");
 }
