@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import struct
-import zlib
 from pathlib import Path
 from typing import Any
 
@@ -15,26 +13,16 @@ from django.core.management.base import CommandError
 
 from apps.content.models import Card
 from tests.support.course_files import minimal_course, write_course
+from tests.support.media import png_bytes
 
 pytestmark = pytest.mark.django_db
-
-
-def png(width: int = 4, height: int = 3) -> bytes:
-    """A real PNG of grey pixels."""
-
-    def chunk(kind: bytes, body: bytes) -> bytes:
-        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
-
-    rows = b"".join(b"\x00" + b"\x80" * width for _ in range(height))
-    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
 
 
 @pytest.fixture
 def media_dir(tmp_path: Path, settings: Any) -> Path:
     folder = tmp_path / "media"
     folder.mkdir()
-    (folder / "overlap.png").write_bytes(png())
+    (folder / "overlap.png").write_bytes(png_bytes(4, 3))
     (folder / "drawing.svg").write_bytes(b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>')
     settings.COURSE_MEDIA_DIR = folder
     return folder
@@ -78,7 +66,7 @@ def test_media_a_course_does_not_ship_is_refused_with_the_card_and_nothing_loads
 def test_course_media_is_served_as_an_image_only(client, media_dir):
     response = client.get("/media/course/overlap.png")
     assert response.status_code == 200
-    assert response["Content-Type"] == "image/png" and response.content == png()
+    assert response["Content-Type"] == "image/png" and response.content == png_bytes(4, 3)
     assert response["X-Content-Type-Options"] == "nosniff"
     assert response["Content-Security-Policy"] == "sandbox"
     assert client.get("/media/course/overlap.png", HTTP_IF_NONE_MATCH=response["ETag"]).status_code == 304

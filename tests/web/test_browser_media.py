@@ -3,8 +3,6 @@ card's back, sized for a phone, named for a screen reader; anything from elsewhe
 
 from __future__ import annotations
 
-import struct
-import zlib
 from pathlib import Path
 from typing import Any
 
@@ -14,19 +12,9 @@ from apps.content.models import CardFormat
 from apps.interchange.media import media_files_store, media_sha256, media_url
 from tests.support.anki_packages import MP3_BYTES
 from tests.support.browser import Browsing, first_deck, fits_sideways
+from tests.support.media import png_bytes
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def _png(width: int, height: int) -> bytes:
-    """A valid grey PNG of the given size."""
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-
-    rows = b"".join(b"\x00" + b"\x80" * width for _ in range(height))
-    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
 
 
 @pytest.fixture
@@ -38,7 +26,7 @@ def media_root(settings: Any, tmp_path: Path) -> Path:
 def test_an_html_cards_image_and_sound_show_on_its_back_and_fit_a_phone(
     web: Browsing, shipped_course: None, token: str, media_root: Path
 ) -> None:
-    chart = _png(1600, 400)
+    chart = png_bytes(1600, 400)
     media_files_store(files={"loss_chart.png": chart, "say it.mp3": MP3_BYTES})
     chart_url = media_url(sha256=media_sha256(chart), name="loss_chart.png")
     sound_url = media_url(sha256=media_sha256(MP3_BYTES), name="say it.mp3")
@@ -91,7 +79,7 @@ def test_an_image_a_course_file_ships_shows_on_its_card(
 ) -> None:
     folder = tmp_path / "course-media"
     folder.mkdir()
-    (folder / "prefetch_overlap.png").write_bytes(_png(640, 200))
+    (folder / "prefetch_overlap.png").write_bytes(png_bytes(640, 200))
     settings.COURSE_MEDIA_DIR = folder
     card = first_deck().cards.order_by("position")[0]
     card.format = CardFormat.HTML

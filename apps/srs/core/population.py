@@ -70,10 +70,15 @@ class PopulationFactors:
         return self.cards.get(card, 0.0) + self.learners.get(learner, 0.0)
 
 
+def log_factor_in_use(log_factor: float) -> float:
+    """A log factor as scheduling uses it: kept in bounds and rounded to FACTOR_STEP."""
+    bounded = max(-FACTOR_BOUND, min(FACTOR_BOUND, float(log_factor)))
+    return round(bounded / FACTOR_STEP) * FACTOR_STEP
+
+
 def stability_factor_of(log_factor: float) -> float:
-    """The multiplier a scheduler config carries for this log factor, rounded to FACTOR_STEP and kept in bounds."""
-    bounded = max(-FACTOR_BOUND, min(FACTOR_BOUND, log_factor))
-    return round(math.exp(round(bounded / FACTOR_STEP) * FACTOR_STEP), 6)
+    """The multiplier a scheduler config carries for this log factor (`log_factor_in_use`)."""
+    return round(math.exp(log_factor_in_use(log_factor)), 6)
 
 
 def _curve_gap(predicted: float, decay: float) -> float:
@@ -222,10 +227,7 @@ def first_stabilities_applied(parameters: Sequence[float], log_offsets: Sequence
 def first_stability_offsets_in_use(log_offsets: Sequence[float]) -> tuple[float, ...]:
     """Stored offsets as scheduling uses them: rounded to FACTOR_STEP, as factors are, so that a learner's
     weights change (and get a new stored profile) only when a training moves them by 5 % or more."""
-    return tuple(
-        round(max(-FACTOR_BOUND, min(FACTOR_BOUND, float(offset))) / FACTOR_STEP) * FACTOR_STEP
-        for offset in log_offsets[: len(FIRST_RATINGS)]
-    )
+    return tuple(log_factor_in_use(offset) for offset in log_offsets[: len(FIRST_RATINGS)])
 
 
 @dataclass(frozen=True, slots=True)
