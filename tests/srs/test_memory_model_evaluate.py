@@ -13,8 +13,16 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from apps.srs.core.evaluation import FEW_REVIEWS, MODELS
-from apps.srs.core.optimizer import RecallPrediction, predictions_auc
+from apps.srs.core.evaluation import FEW_REVIEWS, MODELS, course_weights, research_day, revlog_rows
+from apps.srs.core.optimizer import (
+    MIN_REVIEWS_TO_FIT,
+    LoggedReview,
+    RecallPrediction,
+    fsrs_items_from_reviews,
+    long_term_item_count,
+    parameters_fit,
+    predictions_auc,
+)
 
 START = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 COLUMNS = ["learner", "card", "reviewed_at", "rating", "duration_ms", "split", "ignored"]
@@ -204,3 +212,42 @@ def test_a_card_every_learner_forgets_is_predicted_lower_by_the_population_model
         return sum(chosen) / len(chosen)
 
     assert mean("fsrs6-population", "card-0") < mean("fsrs6-course", "card-0") - 0.05
+
+
+def _items_of(rows: list[dict[str, str]]) -> dict[str, list]:
+    """Each learner's histories as a fit reads them."""
+    by_learner: dict[str, list[LoggedReview]] = {}
+    for row in revlog_rows(rows, columns=COLUMNS):
+        by_learner.setdefault(row.learner, []).append(
+            LoggedReview(card_id=int(row.card.removeprefix("card-")), reviewed_at=row.reviewed_at, rating=row.rating)
+        )
+    return {
+        learner: fsrs_items_from_reviews(
+            reviews, day_start=lambda moment, learner=learner: research_day(learner, moment)
+        )
+        for learner, reviews in by_learner.items()
+    }
+
+
+def test_the_course_weights_are_the_median_of_the_fits_of_learners_with_enough_reviews():
+    items = _items_of(
+        _log(learners=3, cards=90, seed=5)
+        + [dict(row, learner="newcomer") for row in _log(learners=1, cards=8, seed=9)]
+    )
+    assert all(long_term_item_count(items[f"learner-{n}"]) >= MIN_REVIEWS_TO_FIT for n in range(3))
+    assert long_term_item_count(items["newcomer"]) < MIN_REVIEWS_TO_FIT
+    fits = [parameters_fit(items[f"learner-{n}"]) for n in range(3)]
+
+    course = course_weights(items)
+
+    assert course == tuple(sorted(weights)[1] for weights in zip(*fits, strict=True))
+    # The newcomer's few reviews leave it as it is, and it is not one fit of everyone's reviews pooled.
+    assert course == course_weights({learner: found for learner, found in items.items() if learner != "newcomer"})
+    assert course != parameters_fit([item for found in items.values() for item in found])
+
+
+def test_with_too_few_learners_to_take_a_median_the_course_weights_are_one_fit_of_every_review():
+    items = _items_of(_log(learners=2, cards=90, seed=5))
+    assert all(long_term_item_count(found) >= MIN_REVIEWS_TO_FIT for found in items.values())
+
+    assert course_weights(items) == parameters_fit([item for found in items.values() for item in found])

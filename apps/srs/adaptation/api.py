@@ -11,9 +11,9 @@ from rest_framework.views import APIView
 
 from apps.common.schema import error_statuses
 from apps.common.throttling import ScopedLearnerRateThrottle
-from apps.srs.adaptation.optimization import MIN_REVIEWS_TO_FIT, parameter_fit_request
+from apps.srs.adaptation.optimization import parameter_fit_request
 from apps.srs.adaptation.serializers import ParameterFitOutput
-from apps.srs.core.optimizer import RMSE_BINS_TOLERANCE
+from apps.srs.core.optimizer import MIN_REVIEWS_TO_FIT, RMSE_BINS_TOLERANCE
 
 
 class ParameterFitCreateView(APIView):

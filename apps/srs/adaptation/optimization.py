@@ -22,6 +22,7 @@ from django.db.models import Count, Q, QuerySet
 from apps.common.errors import Conflict
 from apps.common.jobs import JobStatus, job_finish, job_publish_after_commit, job_start, job_worker_name
 from apps.srs.core.optimizer import (
+    MIN_REVIEWS_TO_FIT,
     FitMetrics,
     LoggedReview,
     adoption_refusal,
@@ -39,10 +40,6 @@ from apps.srs.settings.services import scheduler_profile_ensure, scheduling_sett
 
 logger = logging.getLogger(__name__)
 
-# Reviews on a later day than the one before (the ones a fit learns from and is scored on) needed
-# before a first fit. Anki's optimizer asks for a few hundred reviews; below that the fitted weights
-# follow noise, and the held-out fifth would be too few reviews to tell two weight sets apart.
-MIN_REVIEWS_TO_FIT = 400
 # Refit after this many new reviews, or after REFIT_AFTER with at least one: a learner's memory
 # changes slowly, and a nightly fit of everyone would cost the workers for no gain.
 REFIT_AFTER_REVIEWS = 500

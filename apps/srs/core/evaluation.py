@@ -9,6 +9,7 @@ every review of that card before it (train and test alike), as a scheduler would
 from __future__ import annotations
 
 import math
+import statistics
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -18,11 +19,13 @@ from functools import partial
 import fsrs_rs_python
 
 from apps.srs.core.optimizer import (
+    MIN_REVIEWS_TO_FIT,
     FitMetrics,
     LoggedReview,
     RecallPrediction,
     card_fsrs_reviews,
     fsrs_items_from_reviews,
+    long_term_item_count,
     parameters_fit,
     predictions_auc,
     predictions_score,
@@ -124,13 +127,13 @@ def _fitted_items(items: Sequence[fsrs_rs_python.FSRSItem]) -> tuple[float, ...]
         return DEFAULT_PARAMETERS
 
 
-# The models scored, in the order printed: FSRS-6's defaults; each learner's own fit; one fit on every
-# learner's training reviews pooled (the course's weights); the course's weights with each card's and
+# The models scored, in the order printed: FSRS-6's defaults; each learner's own fit; the course's
+# weights (`course_weights`); the course's weights with each card's and
 # each learner's stability factor learned from the course (apps.srs.core.population).
 MODELS = ("fsrs6-default", "fsrs6-learner", "fsrs6-course", "fsrs6-population")
 
 
-def _targets(
+def revlog_targets(
     rows: Sequence[RevlogRow], *, split: str = "test", day_of: DayOf = research_day
 ) -> tuple[list[RevlogRow], list[fsrs_rs_python.FSRSItem]]:
     """Each review of `split` whose card was reviewed on an earlier day, with the card's history up to it
@@ -153,7 +156,7 @@ def _targets(
 
 @dataclass(frozen=True, slots=True)
 class PopulationModel:
-    """What a course's train rows teach: its weights (one fit on every learner's histories) and the factors."""
+    """What a course's train rows teach: its weights (`course_weights`) and the factors."""
 
     parameters: tuple[float, ...]
     factors: PopulationFactors
@@ -208,21 +211,47 @@ def _by_learner(rows: Iterable[RevlogRow]) -> dict[str, list[RevlogRow]]:
     return found
 
 
+# Fewer learners than this with enough reviews for a fit of their own, and the course's weights are
+# one fit on every learner's reviews pooled.
+CENTRE_MIN_LEARNERS = 3
+
+
+def course_weights(items_by_learner: Mapping[str, Sequence[fsrs_rs_python.FSRSItem]]) -> tuple[float, ...]:
+    """The course's weights: each weight the median of the fits of the learners with enough reviews of their own.
+
+    A typical learner's weights, not one fit of everyone's reviews pooled. Learners differ, and their
+    pooled reviews are a mixture no single learner's memory follows: on bench/population_model.py's
+    seed 83, the pooled fit put w12 (how a lapse's stability grows with difficulty) at twice, and
+    w18 (a same-day step) at a hundredth, of what any learner had, and predicted newcomers no better
+    than the defaults; the learners' median made every model built on it better
+    (docs/memory-model.md has the figures). Where fewer than CENTRE_MIN_LEARNERS learners have
+    MIN_REVIEWS_TO_FIT reviews, the pooled fit is all there is.
+    """
+    fitted = [
+        _fitted_items(items)
+        for _, items in sorted(items_by_learner.items())
+        if long_term_item_count(items) >= MIN_REVIEWS_TO_FIT
+    ]
+    if len(fitted) < CENTRE_MIN_LEARNERS:
+        return _fitted_items([item for _, items in sorted(items_by_learner.items()) for item in items])
+    # The median of each weight keeps w0 <= w1 <= w2 <= w3 (every fit keeps it) and fsrs's bounds.
+    return tuple(statistics.median(weights) for weights in zip(*fitted, strict=True))
+
+
 def population_model_train(rows: Sequence[RevlogRow], *, day_of: DayOf = research_day) -> PopulationModel:
-    """The course's weights from every learner's pooled train rows, then each card's and learner's factor
+    """The course's weights (`course_weights`) from every learner's train rows, then each card's and learner's factor
     from their train reviews as those weights predict them. Test rows are not read."""
     by_learner = _by_learner(row for row in rows if row.split == "train")
     train = _train_reviews(by_learner)
     # Each learner's items are built with their own days; the fit pools them.
-    course = _fitted_items(
-        [
-            item
-            for learner in sorted(train)
-            for item in fsrs_items_from_reviews(train[learner], day_start=partial(day_of, learner))
-        ]
+    course = course_weights(
+        {
+            learner: fsrs_items_from_reviews(learner_reviews, day_start=partial(day_of, learner))
+            for learner, learner_reviews in sorted(train.items())
+        }
     )
     reviews = {
-        learner: _LongTermReviews.of(*_targets(learner_rows, split="train", day_of=day_of))
+        learner: _LongTermReviews.of(*revlog_targets(learner_rows, split="train", day_of=day_of))
         for learner, learner_rows in by_learner.items()
     }
     decay = course[DECAY_WEIGHT]
@@ -337,7 +366,7 @@ def held_out_predictions(
     """Each learner's test reviews predicted by `model`, by their own weights, and by a `previous` model."""
     found = {}
     for learner, learner_rows in sorted(_by_learner(rows).items()):
-        targets, items = _targets(learner_rows, day_of=day_of)
+        targets, items = revlog_targets(learner_rows, day_of=day_of)
         if not targets:
             continue
         found[learner] = HeldOut(
@@ -360,7 +389,7 @@ def revlog_evaluate(rows: Sequence[RevlogRow]) -> list[ModelPrediction]:
     population = population_model_train(rows)
     found: list[ModelPrediction] = []
     for learner in sorted(by_learner):
-        targets, items = _targets(by_learner[learner])
+        targets, items = revlog_targets(by_learner[learner])
         if not targets:
             continue
         own = _fitted_items(fsrs_items_from_reviews(train[learner], day_start=partial(research_day, learner)))

@@ -21,6 +21,11 @@ import fsrs_rs_python
 from apps.srs.core.scheduling import DECAY_WEIGHT
 
 PARAMETER_COUNT = 21
+# Reviews on a later day than the one before (the ones a fit learns from and is scored on) needed
+# before a fit of one learner's weights. Anki's optimizer asks for a few hundred reviews; below that
+# the fitted weights follow noise, and the held-out fifth would be too few reviews to tell two weight
+# sets apart.
+MIN_REVIEWS_TO_FIT = 400
 # FSRS-6's forgetting curve is fitted at this retention: R(t = S) = 0.9 whatever the decay.
 _RETENTION_AT_STABILITY = 0.9
 # Predictions are clipped before the logarithm, so a certain prediction that was wrong costs a finite loss.
