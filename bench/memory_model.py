@@ -110,18 +110,24 @@ class StudyLog:
     true_recall: dict[tuple[int, datetime], float] = field(default_factory=dict)
 
 
-def learner_draw(*, learner_id: int, draw: random.Random) -> SimulatedLearner:
-    """A learner whose true parameters are the defaults, each scaled by a log-normal factor and kept in bounds."""
+def learner_parameters_of(normals: Sequence[float]) -> tuple[float, ...]:
+    """The true parameters drawn from 21 standard normals: each default scaled by e^(spread * normal), in bounds."""
     parameters = []
-    for index, (default, lower, upper) in enumerate(
-        zip(DEFAULT_PARAMETERS, LOWER_BOUNDS_PARAMETERS, UPPER_BOUNDS_PARAMETERS, strict=True)
+    for index, (default, lower, upper, normal) in enumerate(
+        zip(DEFAULT_PARAMETERS, LOWER_BOUNDS_PARAMETERS, UPPER_BOUNDS_PARAMETERS, normals, strict=True)
     ):
         spread = INITIAL_STABILITY_SPREAD if index < 4 else PARAMETER_SPREAD
-        parameters.append(min(upper, max(lower, default * math.exp(draw.gauss(0.0, spread)))))
+        parameters.append(min(upper, max(lower, default * math.exp(spread * normal))))
     # FSRS expects the initial stabilities of Again, Hard, Good and Easy in rising order.
     parameters[:4] = sorted(parameters[:4])
+    return tuple(parameters)
+
+
+def learner_draw(*, learner_id: int, draw: random.Random) -> SimulatedLearner:
+    """A learner whose true parameters are the defaults, each scaled by a log-normal factor and kept in bounds."""
+    parameters = learner_parameters_of([draw.gauss(0.0, 1.0) for _ in DEFAULT_PARAMETERS])
     return SimulatedLearner(
-        learner_id=learner_id, true_parameters=tuple(parameters), desired_retention=draw.choice(DESIRED_RETENTIONS)
+        learner_id=learner_id, true_parameters=parameters, desired_retention=draw.choice(DESIRED_RETENTIONS)
     )
 
 
