@@ -1,7 +1,7 @@
 """Does the course know its cards? Simulated learners of one course, scored by every model memory_model_evaluate has.
 
 Run: python -m bench.population_model [--cards 300] [--veterans 40] [--veteran-days 120] [--newcomers 20]
-     [--newcomer-days 20] [--test-days 10] [--card-spread 0.8] [--seed 3]
+     [--newcomer-days 20] [--test-days 10] [--card-spread 0.8] [--seed 3] [--no-attainable]
 No database. The course has CARDS cards, each with a true stability factor drawn log-normal (standard
 deviation CARD_SPREAD of the log): how much longer or shorter anyone remembers it. Each learner has true
 FSRS-6 weights as bench.memory_model draws them and studies with the service's own scheduler (10 new
@@ -11,7 +11,9 @@ card's factor. Each learner's last TEST_DAYS days are the test split; the log go
 apps.srs.core.evaluation (what `manage.py memory_model_evaluate` runs), and the truth (each test
 review's true probability of recall) is scored alike. Targets: for newcomers, the population model
 closes at least half of the log-loss gap between the better of the defaults and their own fit, and
-the truth; for veterans, it does no worse than their own fit.
+the truth; for veterans, it does no worse than their own fit. Beside the truth, which no model can
+reach, it prints the newcomers' attainable log loss (`attainable_recall`: the best prediction their
+train rows allow) and how far the population model is from it.
 """
 
 from __future__ import annotations
@@ -168,11 +170,11 @@ def attainable_recall(
         train = _Reviews.of(course, [row for row in learner_rows if row.split == "train"], "train")
         test = _Reviews.of(course, learner_rows, "test")
         normals = numpy.zeros(len(DEFAULT_PARAMETERS))
-        likelihood = train.log_likelihood(learner_parameters_of(normals))
+        likelihood = train.log_likelihood(learner_parameters_of(normals.tolist()))
         step, predicted, kept = 0.3, numpy.zeros(len(test.items)), 0
         for number in range(BURN_IN_STEPS + SAMPLING_STEPS):
             proposed = math.sqrt(1 - step * step) * normals + step * draw.standard_normal(len(normals))
-            proposed_likelihood = train.log_likelihood(learner_parameters_of(proposed))
+            proposed_likelihood = train.log_likelihood(learner_parameters_of(proposed.tolist()))
             accept = math.log(draw.random()) < proposed_likelihood - likelihood
             if accept:
                 normals, likelihood = proposed, proposed_likelihood
@@ -181,7 +183,7 @@ def attainable_recall(
                 continue
             accepted, steps = accepted + accept, steps + 1
             if number % PREDICT_EVERY == 0:
-                predicted += test.recall(learner_parameters_of(normals))
+                predicted += test.recall(learner_parameters_of(normals.tolist()))
                 kept += 1
         found.update(zip(test.keys, (float(value) for value in predicted / kept), strict=True))
     return found, accepted / steps

@@ -5,10 +5,12 @@ from __future__ import annotations
 import csv
 import random
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from io import StringIO
 from itertools import pairwise
 from pathlib import Path
 
+import fsrs_rs_python
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
@@ -214,7 +216,7 @@ def test_a_card_every_learner_forgets_is_predicted_lower_by_the_population_model
     assert mean("fsrs6-population", "card-0") < mean("fsrs6-course", "card-0") - 0.05
 
 
-def _items_of(rows: list[dict[str, str]]) -> dict[str, list]:
+def _items_of(rows: list[dict[str, str]]) -> dict[str, list[fsrs_rs_python.FSRSItem]]:
     """Each learner's histories as a fit reads them."""
     by_learner: dict[str, list[LoggedReview]] = {}
     for row in revlog_rows(rows, columns=COLUMNS):
@@ -222,9 +224,7 @@ def _items_of(rows: list[dict[str, str]]) -> dict[str, list]:
             LoggedReview(card_id=int(row.card.removeprefix("card-")), reviewed_at=row.reviewed_at, rating=row.rating)
         )
     return {
-        learner: fsrs_items_from_reviews(
-            reviews, day_start=lambda moment, learner=learner: research_day(learner, moment)
-        )
+        learner: fsrs_items_from_reviews(reviews, day_start=partial(research_day, learner))
         for learner, reviews in by_learner.items()
     }
 

@@ -221,11 +221,11 @@ def course_weights(items_by_learner: Mapping[str, Sequence[fsrs_rs_python.FSRSIt
 
     A typical learner's weights, not one fit of everyone's reviews pooled. Learners differ, and their
     pooled reviews are a mixture no single learner's memory follows: on bench/population_model.py's
-    seed 83, the pooled fit put w12 (how a lapse's stability grows with difficulty) at twice, and
-    w18 (a same-day step) at a hundredth, of what any learner had, and predicted newcomers no better
-    than the defaults; the learners' median made every model built on it better
-    (docs/memory-model.md has the figures). Where fewer than CENTRE_MIN_LEARNERS learners have
-    MIN_REVIEWS_TO_FIT reviews, the pooled fit is all there is.
+    seed 83, whose learners were drawn around FSRS-6's defaults, the pooled fit put the same-day and
+    decay weights (w17, w18, w20) well off the defaults where the learners' median stayed near them,
+    and predicted newcomers no better than the defaults; on seven simulated courses the median made the
+    population model better for newcomers (docs/memory-model.md has the figures). Where fewer than
+    CENTRE_MIN_LEARNERS learners have MIN_REVIEWS_TO_FIT reviews, the pooled fit is all there is.
     """
     fitted = [
         _fitted_items(items)
