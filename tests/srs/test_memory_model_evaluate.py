@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import random
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from io import StringIO
@@ -15,6 +16,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from apps.srs.core import evaluation
 from apps.srs.core.evaluation import FEW_REVIEWS, MODELS, course_weights, research_day, revlog_rows
 from apps.srs.core.optimizer import (
     MIN_REVIEWS_TO_FIT,
@@ -251,3 +253,31 @@ def test_with_too_few_learners_to_take_a_median_the_course_weights_are_one_fit_o
     assert all(long_term_item_count(found) >= MIN_REVIEWS_TO_FIT for found in items.values())
 
     assert course_weights(items) == parameters_fit([item for found in items.values() for item in found])
+
+
+def test_past_the_most_learners_fitted_the_course_weights_are_the_median_of_a_sample_that_stays_the_same(
+    monkeypatch,
+):
+    items = _items_of(_log(learners=4, cards=90, seed=5))
+    fits = {learner: parameters_fit(found) for learner, found in items.items()}
+    fitted: list[int] = []
+
+    def counted(found: Sequence[fsrs_rs_python.FSRSItem]) -> tuple[float, ...]:
+        fitted.append(len(found))
+        return parameters_fit(found)
+
+    monkeypatch.setattr(evaluation, "parameters_fit", counted)
+    monkeypatch.setattr(evaluation, "CENTRE_MAX_LEARNERS", 3)
+
+    course = course_weights(items)
+
+    assert len(fitted) == 3
+    samples = [
+        tuple(
+            sorted(weights)[1] for weights in zip(*(fits[learner] for learner in items if learner != left), strict=True)
+        )
+        for left in items
+    ]
+    assert course in samples
+    # The same learners whatever order they come in.
+    assert course_weights(dict(reversed(items.items()))) == course
