@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import mailbox
 import os
 import signal
@@ -16,13 +15,13 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.core.management import call_command
 from django.test import Client
 from rest_framework.test import APIClient
 
 from apps.accounts.devices import device_token_issue
 from apps.content.models import Card
-from tests.support.paths import DECKS_DIR, REPO_ROOT
+from tests.support.content_copy import shipped_course_write
+from tests.support.paths import REPO_ROOT
 from tests.support.processes import free_port, worker_database_url
 from tests.support.reviews import DECK
 
@@ -118,8 +117,9 @@ def smtp_server(tmp_path: Path) -> Iterator[tuple[int, Path]]:
 
 @pytest.fixture
 def shipped_course(db) -> None:
-    """The course that ships in decks/, loaded through the real command."""
-    call_command("load_decks", str(DECKS_DIR), stdout=io.StringIO())
+    """The course that ships in decks/: loaded through the real command by the first test of a process
+    that asks for it, then copied row for row (tests/support/content_copy.py)."""
+    shipped_course_write()
 
 
 @pytest.fixture
