@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from apps.content.models import CardFormat
+from apps.content.models import Card, CardFormat
 from apps.interchange.media import media_files_store, media_sha256, media_url
 from tests.support.anki_packages import MP3_BYTES
 from tests.support.browser import Browsing, first_deck, fits_sideways
@@ -23,6 +23,18 @@ def media_root(settings: Any, tmp_path: Path) -> Path:
     return settings.MEDIA_ROOT
 
 
+def _back_of_html_card(web: Browsing, token: str, definition: str) -> Card:
+    """The shipped deck's first card made an HTML card with this definition, studied and flipped."""
+    card = first_deck().cards.order_by("position")[0]
+    card.format = CardFormat.HTML
+    card.definition = definition
+    card.save(update_fields=["format", "definition"])
+    web.sign_in_with_token(token)
+    web.goto(f"/decks/{card.deck.slug}/study", usable=web.page.get_by_role("button", name="Flip", exact=False))
+    web.page.keyboard.press("Space")
+    return card
+
+
 def test_an_html_cards_image_and_sound_show_on_its_back_and_fit_a_phone(
     web: Browsing, shipped_course: None, token: str, media_root: Path
 ) -> None:
@@ -30,19 +42,14 @@ def test_an_html_cards_image_and_sound_show_on_its_back_and_fit_a_phone(
     media_files_store(files={"loss_chart.png": chart, "say it.mp3": MP3_BYTES})
     chart_url = media_url(sha256=media_sha256(chart), name="loss_chart.png")
     sound_url = media_url(sha256=media_sha256(MP3_BYTES), name="say it.mp3")
-    card = first_deck().cards.order_by("position")[0]
-    card.format = CardFormat.HTML
     # Stored as is, past the importer's sanitizer: the page applies the same allow-list again.
-    card.definition = (
+    card = _back_of_html_card(
+        web,
+        token,
         f'<p>Training <b>loss</b> per epoch</p><img src="{chart_url}">'
         f'<audio src="{sound_url}" controls></audio>'
-        '<img src="https://elsewhere.example/track.png"><a href="https://elsewhere.example">away</a>'
+        '<img src="https://elsewhere.example/track.png"><a href="https://elsewhere.example">away</a>',
     )
-    card.save(update_fields=["format", "definition"])
-
-    web.sign_in_with_token(token)
-    web.goto(f"/decks/{card.deck.slug}/study", usable=web.page.get_by_role("button", name="Flip", exact=False))
-    web.page.keyboard.press("Space")
     image = web.page.get_by_role("img", name="Image: loss chart")
     image.wait_for()
     assert image.get_attribute("src") == chart_url
@@ -81,16 +88,11 @@ def test_an_image_a_course_file_ships_shows_on_its_card(
     folder.mkdir()
     (folder / "prefetch_overlap.png").write_bytes(png_bytes(640, 200))
     settings.COURSE_MEDIA_DIR = folder
-    card = first_deck().cards.order_by("position")[0]
-    card.format = CardFormat.HTML
-    card.definition = (
-        '<p>Work overlaps.</p><img src="/media/course/prefetch_overlap.png" alt="Two overlapping timelines">'
+    _back_of_html_card(
+        web,
+        token,
+        '<p>Work overlaps.</p><img src="/media/course/prefetch_overlap.png" alt="Two overlapping timelines">',
     )
-    card.save(update_fields=["format", "definition"])
-
-    web.sign_in_with_token(token)
-    web.goto(f"/decks/{card.deck.slug}/study", usable=web.page.get_by_role("button", name="Flip", exact=False))
-    web.page.keyboard.press("Space")
     image = web.page.get_by_role("img", name="Two overlapping timelines")
     image.wait_for()
     web.page.wait_for_function("() => document.querySelector('.card-image').complete")

@@ -250,7 +250,7 @@ def population_model_train(rows: Sequence[RevlogRow], *, day_of: DayOf = researc
     from their train reviews as those weights predict them. Test rows are not read."""
     by_learner = _by_learner(row for row in rows if row.split == "train")
     train = _train_reviews(by_learner)
-    # Each learner's items are built with their own days; the fit pools them.
+    # Each learner's items are built with their own days.
     course = course_weights(
         {
             learner: fsrs_items_from_reviews(learner_reviews, day_start=partial(day_of, learner))
