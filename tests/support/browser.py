@@ -126,6 +126,14 @@ def no_raw_json(web: Browsing) -> None:
     assert '{"error"' not in body and '"code":' not in body, body[:500]
 
 
+def left_for_plain_sign_in(web: Browsing, farewell: str) -> None:
+    """After leaving on purpose: the sign-in page says `farewell`, and its address sends whoever signs in next home.
+
+    A `next` there would take the next person to sign in on this device to the page the last one left."""
+    web.page.get_by_role("status").filter(has_text=farewell).wait_for()
+    assert web.page.url == web.base_url + "/signin", web.page.url
+
+
 def first_deck() -> Deck:
     """The shipped course's first deck in lesson order."""
     return Deck.objects.filter(archived=False).order_by("lesson__position", "position")[0]

@@ -15,7 +15,15 @@ from apps.content.models import Deck
 from apps.reminders.models import ReminderPreference
 from apps.srs.models import CourseMemoryModel, LearnerMemoryModel, SchedulingSettings
 from apps.srs.reviews.services import ReviewInput, reviews_submit
-from tests.support.browser import DESKTOP, Browsing, browsing, first_deck, fits_sideways, no_raw_json
+from tests.support.browser import (
+    DESKTOP,
+    Browsing,
+    browsing,
+    first_deck,
+    fits_sideways,
+    left_for_plain_sign_in,
+    no_raw_json,
+)
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
@@ -183,9 +191,7 @@ def test_deleting_the_account_asks_for_the_password_first(desktop: Browsing, lea
     assert type(learner).objects.filter(pk=learner.pk).exists()
     page.get_by_label("Your password, to confirm").fill("correct horse battery")
     page.get_by_role("button", name="Delete my account for good").click()
-    page.wait_for_url("**/signin**")
-    # The sign-in page says what happened.
-    page.get_by_role("status").filter(has_text="Your account was deleted").wait_for()
+    left_for_plain_sign_in(desktop, "Your account was deleted, with everything it held.")
     assert not type(learner).objects.filter(pk=learner.pk).exists()
 
 
@@ -215,7 +221,7 @@ def test_the_learner_sees_their_devices_and_signs_one_out_then_all(web: Browsing
     assert not DeviceToken.objects.filter(pk=phone.device.pk).exists()
     assert DeviceToken.objects.filter(pk=here.device.pk).exists()
     page.get_by_role("button", name="Sign out everywhere").click()
-    page.wait_for_url("**/signin**")
+    left_for_plain_sign_in(web, "Every device is signed out.")
     assert not DeviceToken.objects.filter(user=learner).exists()
     assert web.console_errors == []
 

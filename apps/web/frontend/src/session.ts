@@ -4,6 +4,7 @@ import { call, client, onUnauthorized, readToken, writeToken } from "./api/clien
 import type { components } from "./api/schema";
 import { describeError, NetworkProblem } from "./api/errors";
 import { forgetKeptStudies } from "./offline/keptStudy";
+import { navigate } from "./router";
 
 export type Me = components["schemas"]["MeOutput"];
 
@@ -97,7 +98,7 @@ export function setMe(me: Me): void {
 // What the sign-in page says once, after the learner left on purpose (signed out, or deleted the account).
 let farewell: string | null = null;
 
-export function sayFarewell(words: string): void {
+function sayFarewell(words: string): void {
   farewell = words;
 }
 
@@ -111,8 +112,7 @@ export function takeFarewell(): string | null {
 /** Signs out every device: this one is forgotten here, the others' tokens stop working. */
 export async function signOutEverywhere(): Promise<void> {
   await call(client.POST("/api/v1/auth/logout/everywhere/"));
-  writeToken(null);
-  set({ status: "signed-out" });
+  leaveForSignIn("Every device is signed out.");
 }
 
 export async function signOut(): Promise<void> {
@@ -121,8 +121,19 @@ export async function signOut(): Promise<void> {
   } catch {
     // The token is forgotten here either way; a failed logout only leaves it valid on the server.
   }
+  leaveForSignIn("You are signed out on this device.");
+}
+
+/**
+ * Forgets the token here and shows the sign-in page with a farewell, after the learner left on purpose.
+ *
+ * The new path and the signed-out session are set in one tick, so they render together: a signed-out render of
+ * the page being left would send the learner to sign in with that page as `next`, for whoever signs in after.
+ */
+export function leaveForSignIn(words: string): void {
   writeToken(null);
-  sayFarewell("You are signed out on this device.");
+  sayFarewell(words);
+  navigate("/signin", { replace: true });
   set({ status: "signed-out" });
 }
 

@@ -1,11 +1,10 @@
 /** The learner's data: downloading all of it, and deleting the account. */
 import { useState } from "preact/hooks";
-import { call, client, writeToken } from "../api/client";
+import { call, client } from "../api/client";
 import { describeError, fieldErrors } from "../api/errors";
 import { Field } from "../components/Field";
 import { ErrorMessage } from "../components/common";
-import { navigate } from "../router";
-import { loadSession, sayFarewell, type Me } from "../session";
+import { leaveForSignIn, type Me } from "../session";
 import { Section } from "./Section";
 import { SaveStatus, useSave } from "./fields";
 import { exportFileName } from "./settings";
@@ -60,10 +59,7 @@ export function DataSection({ me }: { me: Me }) {
             event.preventDefault();
             void deleting.run(async () => {
               await call(client.POST("/api/v1/me/delete/", { body: { password } }));
-              writeToken(null);
-              sayFarewell("Your account was deleted, with everything it held.");
-              navigate("/signin", { replace: true });
-              await loadSession();
+              leaveForSignIn("Your account was deleted, with everything it held.");
               return "Your account was deleted.";
             });
           }}

@@ -3,7 +3,6 @@ import { useEffect, useState } from "preact/hooks";
 import { call, client } from "../api/client";
 import type { components } from "../api/schema";
 import { formatMoment } from "../format";
-import { navigate } from "../router";
 import { signOutEverywhere } from "../session";
 import { Section } from "./Section";
 import { SaveStatus, useSave } from "./fields";
@@ -70,7 +69,6 @@ export function DevicesSection() {
         onClick={() =>
           void save.run(async () => {
             await signOutEverywhere();
-            navigate("/signin", { replace: true });
             return "Every device is signed out.";
           })
         }

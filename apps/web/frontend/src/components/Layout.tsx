@@ -1,7 +1,6 @@
 /** The frame of every page: skip link, header with navigation and account, main, footer. */
 import type { ComponentChildren } from "preact";
 import { SyncBadge } from "../offline/SyncBadge";
-import { navigate } from "../router";
 import { signOut, type Session } from "../session";
 
 const NAV = [
@@ -52,10 +51,7 @@ export function Layout({ session, path, children }: { session: Session; path: st
                 <button
                   type="button"
                   class="button link-button"
-                  onClick={async () => {
-                    await signOut();
-                    navigate("/signin", { replace: true });
-                  }}
+                  onClick={() => void signOut()}
                 >
                   Sign out
                 </button>
