@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from django.db import connections
 
 from apps.accounts.devices import device_token_issue
 from tests.support.browser import DESKTOP, PHONE, VIEWPORTS, Browsing, Viewport, browsing
@@ -17,7 +18,12 @@ if TYPE_CHECKING:
 
 
 @pytest.fixture(scope="session")
-def chromium() -> Iterator[Browser]:
+def chromium(django_db_setup: None) -> Iterator[Browser]:
+    """One browser for the session, started after the test database and stopped before it is dropped.
+
+    While Playwright's loop is on this thread, Django keeps this thread's connections apart from those it had
+    before, as it does for async code. Those opened meanwhile are closed before the loop stops: once out of
+    sight they would stay open, and the test database could not be dropped."""
     executable = shutil.which("chromium")
     if executable is None:
         pytest.skip("Chromium is not installed (apt-get install chromium)")
@@ -33,6 +39,7 @@ def chromium() -> Iterator[Browser]:
             args = ["--no-sandbox"] if os.geteuid() == 0 else []
             browser = playwright.chromium.launch(executable_path=executable, args=args)
             yield browser
+            connections.close_all()
             browser.close()
     finally:
         if previous is None:
