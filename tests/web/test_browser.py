@@ -75,6 +75,24 @@ def test_a_wrong_password_is_said_in_words(desktop: Browsing, learner: Any) -> N
     assert not DeviceToken.objects.filter(user=learner).exists()
 
 
+def test_a_token_revoked_elsewhere_sends_the_learner_to_sign_in_and_back_to_the_page_they_were_on(
+    desktop: Browsing, shipped_course: None, learner: Any, token: str
+) -> None:
+    deck = first_deck()
+    study = f"/decks/{deck.slug}/study"
+    desktop.sign_in_with_token(token)
+    desktop.goto(study)
+    desktop.page.get_by_role("button", name="Flip", exact=False).wait_for()
+    DeviceToken.objects.filter(user=learner).delete()
+    desktop.page.reload()
+    desktop.page.wait_for_url(desktop.base_url + "/signin?next=" + study.replace("/", "%2F"))
+    desktop.page.get_by_label("Email").fill(learner.email)
+    desktop.page.get_by_label("Password").fill(PASSWORD)
+    desktop.page.get_by_role("button", name="Sign in").click()
+    desktop.page.wait_for_url(desktop.base_url + study)
+    desktop.page.get_by_role("button", name="Flip", exact=False).wait_for()
+
+
 def test_the_lesson_reads_every_section(web: Browsing, shipped_course: None, token: str) -> None:
     lesson = Lesson.objects.filter(archived=False).order_by("position")[0]
     web.sign_in_with_token(token)
