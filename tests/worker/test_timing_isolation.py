@@ -148,12 +148,23 @@ print(json.dumps({"verdict": result["verdict"], "window": grader.last_stats.timi
 """
 
 
+def _holds_open(pid: int, path: Path) -> bool:
+    """Whether process `pid` has `path` open: a grader opens the lock file when it asks for the lock."""
+    try:
+        return any(Path(f"/proc/{pid}/fd/{fd}").resolve() == path for fd in os.listdir(f"/proc/{pid}/fd"))
+    except OSError:
+        return False
+
+
 def grade_in_two_processes(tmp_path: Path) -> list[dict[str, Any]]:
+    """Both graders graded at once, with the lock held here until both ask for it: they must contend."""
     start = tmp_path / "start"
+    lock_path = tmp_path / "timing.lock"
     processes = []
+    held = TimingLock(lock_path)
     try:
         for number in range(2):
-            arguments = [tmp_path / "timing.lock", tmp_path / f"ready-{number}", start, GRADER_DATA_DIR]
+            arguments = [lock_path, tmp_path / f"ready-{number}", start, GRADER_DATA_DIR]
             processes.append(
                 subprocess.Popen(
                     [sys.executable, "-c", GRADE_WHEN_TOLD, *map(str, arguments)],
@@ -167,9 +178,17 @@ def grade_in_two_processes(tmp_path: Path) -> list[dict[str, Any]]:
             timeout=120,
             what="both graders warm",
         )
+        assert held.acquire(timeout=1)
         start.touch()
+        wait_until(
+            lambda: all(_holds_open(process.pid, lock_path.resolve()) for process in processes),
+            timeout=120,
+            what="both graders asking for the timing lock",
+        )
+        held.release()
         reports = [json.loads(process.communicate(timeout=120)[0]) for process in processes]
     finally:
+        held.release()
         for process in processes:
             process.kill()
             process.wait(timeout=10)
@@ -184,9 +203,9 @@ def test_two_graders_in_two_processes_never_time_at_the_same_time(tmp_path: Path
     first, second = sorted(reports, key=lambda report: report["window"][1])
     # window: (asked for the lock, got it, let it go), on the host's monotonic clock.
     assert first["window"][2] <= second["window"][1], reports
-    # They did contend: the second asked while the first was timing, and waited for it.
+    # They did contend: the second asked before the first was done timing, and waited for it.
     assert second["window"][0] < first["window"][2], reports
-    assert second["host"]["lock_wait_seconds"] > 0
+    assert first["host"]["lock_wait_seconds"] > 0 and second["host"]["lock_wait_seconds"] > 0
     assert first["host"]["exclusive"] and second["host"]["exclusive"]
 
 
