@@ -320,6 +320,10 @@ GRADER_BASELINE_REFRESH_SECONDS = env_float("GRADER_BASELINE_REFRESH_SECONDS", 6
 GRADER_RUN_SECONDS = env_float("GRADER_RUN_SECONDS", 60)
 GRADER_JOB_SECONDS = env_int("GRADER_JOB_SECONDS", 540)
 GRADER_MEMORY_BYTES = env_int("GRADER_MEMORY_MIB", 4096) * 1024**2
+# CPUs' worth of time one grading's sandbox may use (a cgroup quota); 0: as many as its timed runs get.
+GRADER_SANDBOX_CPUS = env_float("GRADER_SANDBOX_CPUS", 0)
+# The host uid learner code runs as when the worker runs as root (never 0: the worker refuses).
+GRADER_SANDBOX_UID = env_int("GRADER_SANDBOX_UID", 65534)
 # CPUs the timed runs are pinned to: "auto" (all but the first where there are 4 or more), "none",
 # or a list such as "2-7" (see docs/grading.md).
 GRADER_TIMING_CPUS = env_str("GRADER_TIMING_CPUS", "auto")

@@ -189,13 +189,20 @@ class Grader:
     def start_sandbox(self) -> SandboxProcess:
         binds = {str(WORKER_DIR): "/grader/worker", str(self._inputs_root()): "/inputs"}
         env = {"PYTHONPATH": "/grader", "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONUNBUFFERED": "1"}
+        limits = self.config.limits
+        if limits.cpus is None:
+            # The grading's CPU quota: as many CPUs as its timed runs get (all but the first on a host
+            # of 4 or more), so that a process bomb leaves the rest of the host its cores.
+            timed, _ = self.timing_cpus()
+            limits = replace(limits, cpus=float(len(timed) if timed else len(os.sched_getaffinity(0))))
         return SandboxProcess.start(
             [sys.executable, "-m", "worker.harness"],
-            limits=self.config.limits,
+            limits=limits,
             binds=binds,
             env=env,
             devices=gpu_devices(),
             control=True,
+            as_pid_1=True,
         )
 
     def _inputs_root(self) -> Path:

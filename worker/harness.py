@@ -10,13 +10,17 @@ The host then writes two messages to stdin, each its length in bytes on a line, 
 2. the answer: expected example signatures and the reference solutions.
 
 Both are read to the byte, never ahead (a buffered read of the job would hold the start of the
-answer in memory that the checking child inherits), and the answer only once the checking child
-exists, so that the learner's code never shares a process with the expected answer or the
-references. The checking child sends its first epoch's output as soon as that epoch ends; where
-it already fails a check, the run is cut short there (wrong output is told in about half the time).
-Every run is a child forked from this process, which never runs learner code itself; it stamps the
-child's marks with its own clock (see worker.timing), kills the child at its deadline and then
-every process left in the sandbox. Progress lines and then one result line go to the result pipe.
+answer in memory that a learner's run inherits). Before the answer is read, this process forks the
+learner's fork server (`LearnerForks`): every run of the learner's code is forked from it, so no
+process running learner code has ever held the expected answer or the references, whose runs are
+forked from this process. This process is the sandbox's PID 1 (no signal from inside reaches it),
+is not dumpable, and the seccomp filter refuses ptrace and the like, so nothing inside reads it.
+The checking child sends its first epoch's output as soon as that epoch ends; where it already
+fails a check, the run is cut short there (wrong output is told in about half the time). This
+process never runs learner code itself; it stamps the child's marks with its own clock (see
+worker.timing), kills the child at its deadline, then every process left in the sandbox, and
+empties the scratch directory, so each run starts with nothing an earlier run left. Progress lines
+and then one result line go to the result pipe.
 
 Timing. Before the timed runs, a plan with `timing_gate` sends `{"event": "timing_request"}` and
 waits for the host's one-line answer on the control pipe ($SANDBOX_CONTROL_FD): the host answers
@@ -38,6 +42,7 @@ import resource
 import select
 import shutil
 import signal
+import socket
 import statistics
 import sys
 import time
@@ -45,7 +50,7 @@ import traceback
 import types
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
     from worker.timing import RunLoad
@@ -104,6 +109,9 @@ class RunOutcome:
         self.cpus_seen: set[int] = set()
         # Killed after a first epoch that already failed (Grading.fork_run's cut_short_when).
         self.cut_short = False
+        # CPU time of a run reaped by another process (the learner's fork server), which
+        # RUSAGE_CHILDREN here does not see.
+        self.cpu_seconds_elsewhere = 0.0
 
     def message(self, kind: str) -> dict[str, Any] | None:
         return next((message for message in self.messages if message.get("type") == kind), None)
@@ -114,6 +122,8 @@ def main() -> None:
     # Children (learner code) may not read this process's memory or inherit its orphans' escape.
     _prctl(PR_SET_DUMPABLE, 0)
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    # As PID 1 only signals with a handler reach this process from inside: Python's SIGINT one goes.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     import numpy  # noqa: F401 - warm import
     import tensorflow  # noqa: F401 - the slow import, done before the job arrives
 
@@ -142,6 +152,7 @@ class Grading:
         # When the harness last told the host how a run is going (progress within runs, at most every
         # PROGRESS_EVERY_SECONDS).
         self.last_progress = 0.0
+        self.learner_forks: LearnerForks | None = None
 
     def run(self) -> None:
         from worker.checks import ExpectedExamples
@@ -161,6 +172,8 @@ class Grading:
             )
 
         answers: list[tuple[dict[str, Any], ExpectedExamples, dict[str, ExpectedExamples]]] = []
+        # Before the answer is read: learner runs are forked from a process that never held it.
+        self.learner_forks = LearnerForks.start(self)
 
         def answer() -> tuple[dict[str, Any], ExpectedExamples, dict[str, ExpectedExamples]]:
             # Read once the checking child has been forked, which therefore never holds it.
@@ -180,6 +193,7 @@ class Grading:
 
         check = self.fork_run(
             {"role": "check", "code": self.job["code"]},
+            learner=True,
             cpus=self.plan.get("checking_cpus"),
             on_marks=running,
             cut_short_when=first_epoch_fails,
@@ -379,7 +393,7 @@ class Grading:
 
                 self.report_timing(runs_done / planned, round_label, runs_done, planned, left(0.0))
                 started = _perf_counter()
-                outcome, load = self.timed_run(codes[name], cpus, on_marks=timing_run)
+                outcome, load = self.timed_run(codes[name], name == "submission", cpus, on_marks=timing_run)
                 run_seconds.append(_perf_counter() - started)
                 who = "your pipeline" if name == "submission" else f"the {name} reference"
                 error = run_error(outcome, f"the timed run of the {name} pipeline")
@@ -453,58 +467,96 @@ class Grading:
         self.progress("timing", self.timing_progress, label=label, done=done, total=total, seconds_left=seconds_left)
 
     def timed_run(
-        self, code: str, cpus: list[int] | None, on_marks: MarksCallback | None = None
+        self, code: str, learner: bool, cpus: list[int] | None, on_marks: MarksCallback | None = None
     ) -> tuple[RunOutcome, RunLoad]:
         """One timed run and the load on its CPUs meanwhile: busy time of the CPUs from /proc/stat
-        (host-wide, even inside the sandbox) less this process's and its children's own."""
+        (host-wide, even inside the sandbox) less this process's and the run's own."""
         from worker.timing import cpu_times, run_load
 
         measured = cpus or sorted(os.sched_getaffinity(0))
         before = cpu_times(_read_text("/proc/stat"), measured)
         own_before = _own_cpu_seconds()
         started = _perf_counter()
-        outcome = self.fork_run({"role": "time", "code": code}, quiet=True, cpus=cpus, on_marks=on_marks)
+        setup = {"role": "time", "code": code}
+        outcome = self.fork_run(setup, learner=learner, quiet=True, cpus=cpus, on_marks=on_marks)
         wall = _perf_counter() - started
         after = cpu_times(_read_text("/proc/stat"), measured)
-        return outcome, run_load(before, after, _own_cpu_seconds() - own_before, wall, len(measured))
+        own = _own_cpu_seconds() - own_before + outcome.cpu_seconds_elsewhere
+        return outcome, run_load(before, after, own, wall, len(measured))
 
     def fork_run(
         self,
         setup: dict[str, Any],
+        *,
+        learner: bool,
         quiet: bool = False,
         cpus: list[int] | None = None,
         on_marks: MarksCallback | None = None,
         cut_short_when: Callable[[dict[str, Any]], bool] | None = None,
     ) -> RunOutcome:
+        """One run in a fresh child: a learner's forked by the learner's fork server, a reference's
+        by this process. Afterwards nothing of it is left: no process, no file in scratch."""
         read_end, write_end = os.pipe()
         forked_at = _perf_counter()
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - runs in the child
-            exit_code = 70
-            try:
-                os.close(read_end)
-                os.close(self.channel.fd)
-                if self.control_fd is not None:
-                    os.close(self.control_fd)
-                if cpus:
-                    # Before TensorFlow makes its thread pools: they, and AUTOTUNE, size themselves
-                    # from the CPUs the process may use, the same for every pipeline timed.
-                    os.sched_setaffinity(0, cpus)
-                if setup["role"] == "check":
-                    os.nice(CHECKING_NICE)
-                _detach_stdio(quiet)
-                run_child({**setup, **self.child_context()}, write_end)
-                exit_code = 0
-            except BaseException:  # nothing may escape a forked child
-                traceback.print_exc()
-            finally:
-                os._exit(exit_code)
-        os.close(write_end)
         outcome = RunOutcome()
-        self.collect(pid, read_end, outcome, on_marks, cut_short_when)
+        keep = set()
+        if learner:
+            assert self.learner_forks is not None  # noqa: S101
+            keep.add(self.learner_forks.pid)
+            spawned = self.learner_forks.spawn(setup, write_end, quiet, cpus)
+            os.close(write_end)
+            if spawned is None:
+                os.close(read_end)
+                outcome.exit_code = 70
+                outcome.messages.append({"type": "error", "message": _FORKS_GONE})
+                return outcome
+            pid = spawned
+
+            def reap() -> int | None:
+                assert self.learner_forks is not None  # noqa: S101
+                status, cpu_seconds = self.learner_forks.reap(spawned)
+                outcome.cpu_seconds_elsewhere = cpu_seconds
+                return status
+
+        else:
+            pid = os.fork()
+            if pid == 0:  # pragma: no cover - runs in the child
+                close = [read_end, self.channel.fd, self.control_fd]
+                self.run_in_child(setup, write_end, quiet, cpus, close)
+            os.close(write_end)
+
+            def reap() -> int | None:
+                return os.waitpid(pid, 0)[1]
+
+        self.collect(pid, read_end, outcome, reap, on_marks, cut_short_when)
         self.inside_runs += _perf_counter() - forked_at
-        _sweep_other_processes()
+        _sweep_other_processes(keep)
+        _scratch_empty()
         return outcome
+
+    def run_in_child(
+        self, setup: dict[str, Any], write_end: int, quiet: bool, cpus: list[int] | None, close: list[int | None]
+    ) -> NoReturn:
+        """The body of a forked run; never returns."""
+        exit_code = 70
+        try:
+            for fd in close:
+                if fd is not None:
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+            if cpus:
+                # Before TensorFlow makes its thread pools: they, and AUTOTUNE, size themselves
+                # from the CPUs the process may use, the same for every pipeline timed.
+                os.sched_setaffinity(0, cpus)
+            if setup["role"] == "check":
+                os.nice(CHECKING_NICE)
+            _detach_stdio(quiet)
+            run_child({**setup, **self.child_context()}, write_end)
+            exit_code = 0
+        except BaseException:  # nothing may escape a forked child
+            traceback.print_exc()
+        finally:
+            os._exit(exit_code)
 
     def child_context(self) -> dict[str, Any]:
         return {
@@ -520,6 +572,7 @@ class Grading:
         pid: int,
         read_end: int,
         outcome: RunOutcome,
+        reap: Callable[[], int | None],
         on_marks: MarksCallback | None = None,
         cut_short_when: Callable[[dict[str, Any]], bool] | None = None,
     ) -> None:
@@ -582,8 +635,10 @@ class Grading:
                 outcome.cpus_seen = _allowed_cpus(pid)
         os.close(read_end)
         os.close(exited)
-        _, status = os.waitpid(pid, 0)
-        if os.WIFSIGNALED(status):
+        status = reap()
+        if status is None:
+            outcome.exit_code = 70
+        elif os.WIFSIGNALED(status):
             outcome.signal = os.WTERMSIG(status)
         else:
             outcome.exit_code = os.WEXITSTATUS(status)
@@ -700,19 +755,120 @@ def _detach_stdio(quiet: bool) -> None:
     os.close(devnull)
 
 
-def _sweep_other_processes() -> None:
-    """Kill whatever a run left behind (daemons, forks), and reap it; only this process stays."""
-    me = os.getpid()
+def _sweep_other_processes(keep: set[int]) -> None:
+    """Kill whatever a run left behind (daemons, forks), and reap it; only this process and `keep`
+    (the learner's fork server) stay."""
+    stay = {1, os.getpid(), *keep}
     for _ in range(50):
         with contextlib.suppress(ChildProcessError):
             while os.waitpid(-1, os.WNOHANG)[0] > 0:
                 pass
-        others = [int(entry) for entry in os.listdir("/proc") if entry.isdigit() and int(entry) not in (1, me)]
+        others = [int(entry) for entry in os.listdir("/proc") if entry.isdigit() and int(entry) not in stay]
         if not others:
             return
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(-1, signal.SIGKILL)
+        for pid in others:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
         _sleep(0.01)
+
+
+def _scratch_empty() -> None:
+    """Remove everything a run left in scratch (a cache file, a marker), so the next run starts clean."""
+    with contextlib.suppress(OSError):
+        for entry in list(SCRATCH.iterdir()):
+            if entry.is_dir() and not entry.is_symlink():
+                # A directory the run made unreadable is made readable again first.
+                for root, directories, _ in os.walk(entry):
+                    for name in directories:
+                        with contextlib.suppress(OSError):
+                            os.chmod(os.path.join(root, name), 0o700)
+                with contextlib.suppress(OSError):
+                    os.chmod(entry, 0o700)
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    entry.unlink()
+
+
+_FORKS_GONE = "The run could not start: the process that starts your runs was killed (by your code?)."
+
+
+class LearnerForks:
+    """The learner's fork server: a child of the grading process forked before it reads the answer,
+    which forks each run of the learner's code on request, so none of them inherits the expected
+    answer or the references. It speaks over a socket pair: a request (the run's setup, with the
+    write end of the run's pipe passed along) is answered with the run's pid; a reap request with
+    its wait status and CPU time once it has ended."""
+
+    def __init__(self, pid: int, connection: socket.socket) -> None:
+        self.pid = pid
+        self.connection = connection
+
+    @classmethod
+    def start(cls, grading: Grading) -> LearnerForks:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - runs in the fork server
+            exit_code = 70
+            try:
+                ours.close()
+                _serve_learner_forks(grading, theirs)
+                exit_code = 0
+            except BaseException:
+                traceback.print_exc()
+            finally:
+                os._exit(exit_code)
+        theirs.close()
+        return cls(pid, ours)
+
+    def spawn(self, setup: dict[str, Any], write_end: int, quiet: bool, cpus: list[int] | None) -> int | None:
+        request = json.dumps({"setup": setup, "quiet": quiet, "cpus": cpus}).encode()
+        try:
+            socket.send_fds(self.connection, [request], [write_end])
+            return int(json.loads(self.connection.recv(4096))["pid"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def reap(self, pid: int) -> tuple[int | None, float]:
+        """The run's wait status (None where the fork server has gone) and its CPU seconds."""
+        try:
+            self.connection.send(json.dumps({"reap": pid}).encode())
+            reply = json.loads(self.connection.recv(4096))
+            return int(reply["status"]), float(reply["cpu_seconds"])
+        except (OSError, ValueError, KeyError, TypeError):
+            # The fork server was killed: its child came to this process, the sandbox's reaper.
+            with contextlib.suppress(ChildProcessError):
+                reaped, status = os.waitpid(pid, 0)
+                if reaped == pid:
+                    return status, 0.0
+            return None, 0.0
+
+
+def _serve_learner_forks(grading: Grading, connection: socket.socket) -> None:  # pragma: no cover - fork server
+    for fd in (grading.channel.fd, grading.control_fd):
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+    # The sandbox's stdin still holds the answer the grading process has not read yet.
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    while True:
+        message, fds, _, _ = socket.recv_fds(connection, 1 << 20, 1)
+        if not message or not fds:
+            return
+        request = json.loads(message)
+        pid = os.fork()
+        if pid == 0:
+            quiet, cpus = bool(request["quiet"]), request["cpus"]
+            grading.run_in_child(request["setup"], fds[0], quiet, cpus, [connection.fileno()])
+        os.close(fds[0])
+        connection.send(json.dumps({"pid": pid}).encode())
+        reap = connection.recv(4096)
+        if not reap:
+            return
+        _, status, usage = os.wait4(pid, 0)
+        connection.send(json.dumps({"status": status, "cpu_seconds": usage.ru_utime + usage.ru_stime}).encode())
 
 
 # ----------------------------------------------------------------------------- in the child

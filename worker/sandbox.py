@@ -1,11 +1,18 @@
 """Running untrusted code under bubblewrap, with limits, a wall clock, and results only through a pipe.
 
 No Django here. `run_sandboxed` starts one process tree in fresh namespaces (no network, its own
-PIDs, a read-only view of the system, a size-capped scratch tmpfs, an empty environment) as an
-unprivileged uid, with rlimits, a memory cap (a cgroup when one can be made, otherwise a watchdog
-on resident memory), and a wall-clock limit that kills the whole tree. The code inside writes its
-result to the pipe named by $SANDBOX_RESULT_FD; the host reads it, capped, and never opens a path
-inside the sandbox.
+PIDs, a read-only view of the system, a size-capped scratch tmpfs, an empty environment) with
+rlimits, a memory, process and CPU cap (a cgroup when one can be made, otherwise a watchdog on
+resident memory), a seccomp filter (worker.syscall_filter), and a wall-clock limit that kills the
+whole tree. The code inside writes its result to the pipe named by $SANDBOX_RESULT_FD; the host
+reads it, capped, and never opens a path inside the sandbox.
+
+Never host root. bubblewrap maps the sandbox's user to the uid that starts it, so a worker running
+as root (to make cgroups) starts it as `Limits.sandbox_uid` instead: the process drops to that uid
+in a private mount namespace where the paths to bind (a Python under root's private home) have
+been mounted somewhere that uid can reach, and only then runs bubblewrap, unprivileged. A sandbox
+whose processes would be uid 0 on the host is refused (`SandboxUnavailable`), and so is one
+without the seccomp filter.
 """
 
 from __future__ import annotations
@@ -26,13 +33,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Literal
 
+from worker.syscall_filter import FilterUnavailable, seccomp_program
+
 # The sandboxed code finds the number of its result pipe's write end in this variable.
 RESULT_FD_VARIABLE = "SANDBOX_RESULT_FD"
 # ... and, in a sandbox started with a control pipe, the read end of the pipe the host answers on.
 CONTROL_FD_VARIABLE = "SANDBOX_CONTROL_FD"
 SCRATCH = "/scratch"
-# The uid and gid the sandboxed code runs as: Debian's "nobody", owner of nothing on the host.
+# The uid and gid the sandboxed code runs as inside: Debian's "nobody", owner of nothing on the host;
+# and the host uid a worker running as root starts sandboxes as, unless told another.
 NOBODY = 65534
+# Where a root worker's private mount namespace puts the paths it binds (an empty directory on any
+# Linux; the tmpfs over it exists only in that namespace).
+STAGING = "/mnt"
+CGROUP_PREFIX = "quizsite-sandbox-"
 # How often the watchdog looks at memory and the clock; short enough to catch a fast memory bomb.
 POLL_SECONDS = 0.05
 CGROUP_ROOT = Path("/sys/fs/cgroup")
@@ -51,6 +65,10 @@ class Limits:
     scratch_bytes: int = 256 * 1024**2
     result_bytes: int = 1024**2
     log_bytes: int = 64 * 1024
+    # CPUs' worth of time the whole sandbox may use (a cgroup quota; None: no quota).
+    cpus: float | None = None
+    # The host uid (and gid) sandboxes run as when the worker is root; never 0.
+    sandbox_uid: int = NOBODY
 
 
 @dataclass
@@ -78,6 +96,17 @@ def bwrap_path() -> str:
     return found
 
 
+def sandbox_host_uid(limits: Limits) -> int:
+    """The host uid learner code will run as; refuses root's."""
+    uid = limits.sandbox_uid if os.geteuid() == 0 else os.geteuid()
+    if uid == 0:
+        raise SandboxUnavailable(
+            "learner code would run as root on the host: set GRADER_SANDBOX_UID to an unprivileged uid"
+            " (a dedicated user, or 65534), or run the worker as an ordinary user"
+        )
+    return uid
+
+
 def python_binds() -> dict[str, str]:
     """Host paths the sandbox needs to run this interpreter and its installed packages, read-only."""
     paths = {os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix)}
@@ -93,9 +122,11 @@ class _MemoryCgroup:
 
     @classmethod
     def create(cls, limits: Limits) -> _MemoryCgroup | None:
-        name = f"quizsite-sandbox-{uuid.uuid4().hex[:12]}"
+        # The creator's pid in the name: a cgroup whose creator has gone is swept (sweep_stale_cgroups).
+        name = f"{CGROUP_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:12]}"
         unified = (CGROUP_ROOT / "cgroup.controllers").exists()
         made = cls([], 2 if unified else 1)
+        sweep_stale_cgroups()
         try:
             if unified:
                 directory = CGROUP_ROOT / name
@@ -104,6 +135,9 @@ class _MemoryCgroup:
                 (directory / "memory.max").write_text(str(_hard_memory_cap(limits)))
                 (directory / "memory.swap.max").write_text("0")
                 (directory / "pids.max").write_text(str(limits.processes))
+                if limits.cpus is not None:
+                    with contextlib.suppress(OSError):  # the cpu controller is not delegated here
+                        (directory / "cpu.max").write_text(f"{_cpu_quota_us(limits.cpus)} {CPU_PERIOD_US}")
                 return made
             memory, pids = CGROUP_ROOT / "memory" / name, CGROUP_ROOT / "pids" / name
             memory.mkdir()
@@ -114,10 +148,29 @@ class _MemoryCgroup:
             pids.mkdir()
             made.directories.append(pids)
             (pids / "pids.max").write_text(str(limits.processes))
+            if limits.cpus is not None and (CGROUP_ROOT / "cpu").is_dir():
+                cpu = CGROUP_ROOT / "cpu" / name
+                cpu.mkdir()
+                made.directories.append(cpu)
+                (cpu / "cpu.cfs_period_us").write_text(str(CPU_PERIOD_US))
+                (cpu / "cpu.cfs_quota_us").write_text(str(_cpu_quota_us(limits.cpus)))
             return made
         except OSError:
             made.remove()
             return None
+
+    def cpu_quota(self) -> float | None:
+        """The CPUs' worth of time the cgroup allows, as the kernel has it (None: no quota)."""
+        for directory in self.directories:
+            with contextlib.suppress(OSError, ValueError):
+                if self.version == 2:
+                    quota, period = (directory / "cpu.max").read_text().split()
+                else:
+                    quota = (directory / "cpu.cfs_quota_us").read_text().strip()
+                    period = (directory / "cpu.cfs_period_us").read_text().strip()
+                if quota not in ("max", "-1"):
+                    return int(quota) / int(period)
+        return None
 
     def procs_files(self) -> list[str]:
         return [str(directory / "cgroup.procs") for directory in self.directories]
@@ -154,15 +207,57 @@ class _MemoryCgroup:
         return any(line.split()[0] == "oom_kill" and int(line.split()[1]) > 0 for line in events.splitlines())
 
     def remove(self) -> None:
+        """Kill whatever is still inside, then remove the cgroup (a cgroup with a process in it stays)."""
         for directory in self.directories:
-            for _ in range(50):
-                try:
-                    directory.rmdir()
-                    break
-                except FileNotFoundError:
-                    break
-                except OSError:  # processes still exiting
-                    time.sleep(0.02)
+            _cgroup_remove(directory)
+
+
+def _cgroup_remove(directory: Path) -> None:
+    for _ in range(250):
+        try:
+            directory.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:  # processes still in it, or still exiting
+            with contextlib.suppress(OSError, ValueError):
+                for pid in (directory / "cgroup.procs").read_text().split():
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.kill(int(pid), signal.SIGKILL)
+            time.sleep(0.02)
+
+
+def sweep_stale_cgroups() -> list[Path]:
+    """Remove the sandbox cgroups of processes that have gone (a worker killed whole leaves its own);
+    a live process's are its business. Returns what it removed."""
+    removed = []
+    roots = [CGROUP_ROOT] + [CGROUP_ROOT / name for name in ("memory", "pids", "cpu")]
+    for root in roots:
+        with contextlib.suppress(OSError):
+            for directory in root.glob(f"{CGROUP_PREFIX}*"):
+                owner = directory.name.removeprefix(CGROUP_PREFIX).split("-")[0]
+                if owner.isdigit() and not _alive(int(owner)):
+                    _cgroup_remove(directory)
+                    removed.append(directory)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+# The CFS period of a CPU quota: the kernel's default.
+CPU_PERIOD_US = 100_000
+
+
+def _cpu_quota_us(cpus: float) -> int:
+    return max(int(cpus * CPU_PERIOD_US), 1000)
 
 
 def _hard_memory_cap(limits: Limits) -> int:
@@ -174,9 +269,14 @@ def _hard_memory_cap(limits: Limits) -> int:
 
 def _tree_rss_bytes(root_pid: int) -> int:
     """Resident memory of a process and all its descendants, read from /proc."""
-    children: dict[int, list[int]] = {}
-    rss: dict[int, int] = {}
     page = os.sysconf("SC_PAGE_SIZE")
+    return sum(int(fields[21]) * page for _, fields in _process_tree(root_pid))
+
+
+def _process_tree(root_pid: int) -> list[tuple[int, list[str]]]:
+    """A process and all its descendants, each with the fields of its /proc stat after the name."""
+    children: dict[int, list[int]] = {}
+    stats: dict[int, list[str]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -188,25 +288,47 @@ def _tree_rss_bytes(root_pid: int) -> int:
         fields = stat[stat.rfind(")") + 2 :].split()
         pid = int(entry)
         children.setdefault(int(fields[1]), []).append(pid)
-        rss[pid] = int(fields[21]) * page
-    total, pending = 0, [root_pid]
+        stats[pid] = fields
+    tree, pending = [], [root_pid]
     while pending:
         pid = pending.pop()
-        total += rss.get(pid, 0)
+        if pid in stats:
+            tree.append((pid, stats[pid]))
         pending.extend(children.get(pid, []))
-    return total
+    return tree
+
+
+def tree_host_uids(root_pid: int) -> set[int]:
+    """The host uids (real, effective, saved, file system) of a process and its descendants."""
+    uids: set[int] = set()
+    for pid, _ in _process_tree(root_pid):
+        with contextlib.suppress(OSError), open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("Uid:"):
+                    uids.update(int(value) for value in line.split()[1:])
+    return uids
 
 
 def _command(
-    argv: Sequence[str], binds: Mapping[str, str], limits: Limits, env: Mapping[str, str], devices: Sequence[str]
+    argv: Sequence[str],
+    binds: Mapping[str, str],
+    limits: Limits,
+    env: Mapping[str, str],
+    devices: Sequence[str],
+    seccomp_fd: int,
+    as_pid_1: bool,
 ) -> list[str]:
-    # The code inside runs as nobody in its own user namespace, with no capability over the host.
-    # Started by root, bwrap can also mount paths under a private home directory (pyenv's /root).
+    # The code inside runs as nobody in its own user namespace, with no capability, no further user
+    # namespaces and the seccomp filter.
     command = [bwrap_path(), "--unshare-all", "--unshare-user", "--uid", str(NOBODY), "--gid", str(NOBODY)]
+    if as_pid_1:
+        command.append("--as-pid-1")
     command += [
+        "--disable-userns",
         "--die-with-parent",
         "--new-session",
         "--cap-drop", "ALL",
+        "--seccomp", str(seccomp_fd),
         "--ro-bind", "/usr", "/usr",
         "--symlink", "usr/bin", "/bin",
         "--symlink", "usr/sbin", "/sbin",
@@ -227,12 +349,32 @@ def _command(
     ]  # fmt: skip
     for name, value in env.items():
         command += ["--setenv", name, value]
-    for host, destination in binds.items():
-        command += ["--ro-bind", host, destination]
+    staged = os.geteuid() == 0
+    for index, (host, destination) in enumerate(binds.items()):
+        command += ["--ro-bind", f"{STAGING}/{index}" if staged else host, destination]
     for device in devices:  # GPU device nodes, which --dev leaves out
         command += ["--dev-bind-try", device, device]
     # Last, once every mount point exists: the root itself becomes read-only, leaving only scratch.
-    return [*command, "--remount-ro", "/", "--", *argv]
+    command += ["--remount-ro", "/", "--", *argv]
+    if not staged:
+        return command
+    return _as_unprivileged(command, list(binds), sandbox_host_uid(limits))
+
+
+def _as_unprivileged(command: list[str], sources: list[str], uid: int) -> list[str]:
+    """A root worker's command: in a private mount namespace, mount each bind source at
+    STAGING/<index> (reachable by `uid` wherever the source is), drop every privilege for `uid`, and
+    only then run bubblewrap, which makes the sandbox as that unprivileged user."""
+    steps = [f'mount -t tmpfs -o mode=0755,size=64k quizsite-staging "{STAGING}"']
+    for index in range(len(sources)):
+        steps.append(f'mkdir "{STAGING}/{index}" && mount --rbind "${index + 1}" "{STAGING}/{index}"')
+    script = " && ".join(steps) + f' && shift {len(sources)} && exec "$@"'
+    drop = [
+        "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+        "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs",
+    ]  # fmt: skip
+    unshare = ["unshare", "--mount", "--propagation", "private"]
+    return [*unshare, "/bin/sh", "-c", script, "sandbox-staging", *sources, *drop, *command]
 
 
 def run_sandboxed(
@@ -252,7 +394,11 @@ class SandboxProcess:
     large library) can happen before the job exists. The wall clock runs from `finish`.
 
     Started with `control=True`, the sandbox also gets a pipe the host can answer on while it runs
-    (`send_control`), for code inside that asks the host something through its result lines."""
+    (`send_control`), for code inside that asks the host something through its result lines.
+    Started with `as_pid_1=True`, argv is the sandbox's PID 1, with no bubblewrap reaper beside it
+    holding the sandbox's descriptors: no signal from inside reaches it unless it handles it, and
+    when it exits everything inside is killed (it must reap its own orphans and not rely on a
+    CPU-time signal, which PID 1 ignores)."""
 
     def __init__(
         self,
@@ -270,6 +416,7 @@ class SandboxProcess:
         self.started = time.monotonic()
         self._received_early = bytearray()
         self._excluded_seconds = 0.0
+        self._checked_unprivileged = False
 
     @classmethod
     def start(
@@ -281,15 +428,26 @@ class SandboxProcess:
         env: Mapping[str, str] | None = None,
         devices: Sequence[str] = (),
         control: bool = False,
+        as_pid_1: bool = False,
     ) -> SandboxProcess:
         limits = limits or Limits()
+        sandbox_host_uid(limits)
+        try:
+            program = seccomp_program()
+        except FilterUnavailable as error:
+            raise SandboxUnavailable(str(error)) from error
+        seccomp_fd = os.memfd_create("sandbox-seccomp")
+        os.write(seccomp_fd, program)
+        os.lseek(seccomp_fd, 0, os.SEEK_SET)
         result_read, result_write = os.pipe()
         control_read, control_write = os.pipe() if control else (None, None)
         sandbox_env = {**(env or {}), RESULT_FD_VARIABLE: str(result_write)}
         if control_read is not None:
             sandbox_env[CONTROL_FD_VARIABLE] = str(control_read)
         cgroup = _MemoryCgroup.create(limits)
-        command = _command(argv, {**python_binds(), **(binds or {})}, limits, sandbox_env, devices)
+        command = _command(
+            argv, {**python_binds(), **(binds or {})}, limits, sandbox_env, devices, seccomp_fd, as_pid_1
+        )
         rlimits = [
             (resource.RLIMIT_CPU, limits.cpu_seconds),  # soft limit: SIGXCPU, then SIGKILL a second later
             (resource.RLIMIT_FSIZE, limits.file_size_bytes),
@@ -316,7 +474,7 @@ class SandboxProcess:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                pass_fds=(result_write,) if control_read is None else (result_write, control_read),
+                pass_fds=tuple(fd for fd in (result_write, control_read, seccomp_fd) if fd is not None),
                 # bwrap itself stays in the sandbox as its PID 1, where /proc/1/environ shows its
                 # environment: it gets none of the host's.
                 env={"PATH": "/usr/bin:/bin"},
@@ -325,13 +483,14 @@ class SandboxProcess:
                 close_fds=True,
             )
         except OSError as error:
-            for fd in (result_read, result_write, control_read, control_write):
+            for fd in (result_read, result_write, control_read, control_write, seccomp_fd):
                 if fd is not None:
                     os.close(fd)
             if cgroup is not None:
                 cgroup.remove()
             raise SandboxUnavailable(f"cannot start bubblewrap: {error}") from error
         os.close(result_write)
+        os.close(seccomp_fd)
         if control_read is not None:
             os.close(control_read)
         return cls(process, result_read, limits, cgroup, control_write)
@@ -365,7 +524,21 @@ class SandboxProcess:
                 if not chunk:
                     return False
                 self._received_early += chunk
+        self.assert_unprivileged()
         return True
+
+    def assert_unprivileged(self) -> None:
+        """Once the code inside has spoken, every process of the sandbox must be unprivileged on the
+        host; one that is not is killed and grading stops (SandboxUnavailable)."""
+        if self._checked_unprivileged:
+            return
+        if 0 in tree_host_uids(self.process.pid):
+            self.kill()
+            raise SandboxUnavailable(
+                "the sandbox's processes run as root on the host: run the worker as an ordinary user, or"
+                " as root with GRADER_SANDBOX_UID set to an unprivileged uid"
+            )
+        self._checked_unprivileged = True
 
     def finish(self, stdin: bytes = b"", on_result_line: Callable[[bytes], None] | None = None) -> SandboxResult:
         """Send the input, then supervise until the sandbox ends; `on_result_line` sees each complete
@@ -382,6 +555,7 @@ class SandboxProcess:
                 on_result_line,
                 bytes(self._received_early),
                 lambda: self._excluded_seconds,
+                self.assert_unprivileged,
             )
         except BaseException:
             self.kill()
@@ -419,6 +593,7 @@ def _supervise(
     on_result_line: Callable[[bytes], None] | None = None,
     received_early: bytes = b"",
     excluded_seconds: Callable[[], float] = lambda: 0.0,
+    on_first_result: Callable[[], None] = lambda: None,
 ) -> SandboxResult:
     assert process.stdin is not None and process.stdout is not None and process.stderr is not None  # noqa: S101
     caps = {"result": limits.result_bytes, "stdout": limits.log_bytes, "stderr": limits.log_bytes}
@@ -471,6 +646,8 @@ def _supervise(
                 reader.unregister(key.fd)
                 open_streams -= 1
                 continue
+            if name == "result" and not buffers["result"]:
+                on_first_result()
             room = caps[name] - len(buffers[name])
             if name == "result" and on_result_line is not None and room > 0:
                 _pass_complete_lines(buffers[name], chunk[:room], on_result_line)

@@ -42,6 +42,8 @@ def grader_config(*, warm_processes: int | None = None) -> GraderConfig:
             open_files=1024,
             scratch_bytes=512 * 1024**2,
             result_bytes=32 * 1024**2,
+            cpus=settings.GRADER_SANDBOX_CPUS or None,
+            sandbox_uid=settings.GRADER_SANDBOX_UID,
         ),
     )
 
