@@ -499,10 +499,9 @@ class Grading:
         read_end, write_end = os.pipe()
         forked_at = _perf_counter()
         outcome = RunOutcome()
-        keep = set()
+        keep = {self.learner_forks.pid} if self.learner_forks is not None else set()
         if learner:
             assert self.learner_forks is not None  # noqa: S101
-            keep.add(self.learner_forks.pid)
             spawned = self.learner_forks.spawn(setup, write_end, quiet, cpus)
             os.close(write_end)
             if spawned is None:

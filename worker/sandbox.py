@@ -498,6 +498,10 @@ class SandboxProcess:
     def alive(self) -> bool:
         return self.process.poll() is None
 
+    def pid_on_host(self) -> int:
+        """The host pid of the sandbox's outermost process (bubblewrap's)."""
+        return self.process.pid
+
     def send_control(self, data: bytes) -> None:
         """Write to the control pipe (a short answer fits its buffer, so this does not block); a
         sandbox that has gone, or closed its end, is not an error here: supervision reports it."""

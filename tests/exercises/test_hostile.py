@@ -3,11 +3,21 @@ on to grade the next submission."""
 
 from __future__ import annotations
 
+import json
+import sys
+from collections.abc import Iterator
 from dataclasses import replace
 
 import pytest
 
-from tests.support.grading import SIMULATOR, assert_grades_next_submission, pipeline_after, requires_sandbox
+from tests.support.grading import (
+    SIMULATOR,
+    assert_grades_next_submission,
+    grader_config_for_tests,
+    pipeline_after,
+    reference,
+    requires_sandbox,
+)
 from tests.support.paths import REPO_ROOT
 from worker.grader import Grader
 
@@ -181,12 +191,13 @@ def test_huge_output_is_capped(hostile_grader: Grader):
     assert_grades_next_submission(hostile_grader)
 
 
-def test_killing_the_grading_process_is_a_runtime_error(hostile_grader: Grader):
+def test_the_grading_process_cannot_be_killed_from_inside(hostile_grader: Grader):
+    # The grading process is the sandbox's PID 1, which no signal from inside reaches; the run's
+    # parent is the learner's own fork server, and killing it costs only later runs.
     result = grade(
-        hostile_grader, "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nimport time\ntime.sleep(5)"
+        hostile_grader, "import os, signal\nos.kill(1, signal.SIGKILL)\nos.kill(os.getppid(), signal.SIGKILL)"
     )
-    assert result["verdict"] == "runtime_error", result
-    assert "stopped before reporting a result" in result["message"]
+    assert result["verdict"] == "accepted", result
     assert_grades_next_submission(hostile_grader)
 
 
@@ -211,3 +222,126 @@ if os.fork() == 0:
     )
     assert result["verdict"] == "accepted", result
     assert_grades_next_submission(hostile_grader)
+
+
+# ----------------------------------------------------------------------------- the grader's own plumbing
+
+
+def test_pid_1_the_grader_s_descriptors_and_the_kernel_are_out_of_reach(hostile_grader: Grader):
+    # What the sandbox's processes hold (the grading process's stdin carries the answer) and what a
+    # host root would have; every attempt is told back in the error.
+    result = grade(
+        hostile_grader,
+        """
+import ctypes, json, os
+libc = ctypes.CDLL(None, use_errno=True)
+reached = {}
+def attempt(name, action):
+    try:
+        reached[name] = repr(action())[:60]
+    except Exception as error:
+        pass
+attempt("pid 1's stdin", lambda: os.read(os.open("/proc/1/fd/0", os.O_RDONLY | os.O_NONBLOCK), 10))
+attempt("pid 1's memory", lambda: open("/proc/1/mem", "rb").read(1))
+attempt("pid 1's environment", lambda: open("/proc/1/environ").read())
+attempt("core_pattern", lambda: os.open("/proc/sys/kernel/core_pattern", os.O_WRONLY))
+attempt("sysrq", lambda: os.open("/proc/sysrq-trigger", os.O_WRONLY))
+def getfd():
+    got = libc.syscall(438, os.pidfd_open(1), 0, 0)
+    if got < 0:
+        raise OSError(ctypes.get_errno(), "refused")
+    return got
+attempt("pidfd_getfd of pid 1", getfd)
+def trace():
+    if libc.ptrace(16, 1, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "refused")
+attempt("ptrace of pid 1", trace)
+raise RuntimeError("reached: " + json.dumps(reached))
+""",
+    )
+    assert result["verdict"] == "runtime_error", result
+    assert json.loads(result["message"].split("reached: ")[1].splitlines()[0]) == {}
+    assert_grades_next_submission(hostile_grader)
+
+
+def test_tracing_pid_1_does_not_hold_the_grader(hostile_grader: Grader):
+    # Before the filter, this stopped the sandbox's PID 1 and the grading ran out of time.
+    result = grade(hostile_grader, "import ctypes\nctypes.CDLL(None).ptrace(16, 1, 0, 0)")
+    assert result["verdict"] == "accepted", result
+    assert_grades_next_submission(hostile_grader)
+
+
+@pytest.fixture(scope="module")
+def timing_grader() -> Iterator[Grader]:
+    """One timed round of naive, expert and submission, in a sandbox of its own per grading."""
+    grader = Grader(grader_config_for_tests(timing_rounds=1, timing_min_rounds=1, warm_processes=0))
+    yield grader
+    grader.close()
+
+
+def test_no_learner_run_holds_the_expected_answer_or_the_references(timing_grader: Grader):
+    # The timed runs come after the grading process has read the answer; a run forked from it would
+    # find the references and the expected examples among its own objects.
+    comment = next(line.strip() for line in reference(SIMULATOR, "expert").splitlines() if line.strip().startswith("#"))
+    result = grade(
+        timing_grader,
+        f"""
+import gc, sys
+needle = {comment[::-1]!r}[::-1]
+found = set()
+for held in gc.get_objects():
+    if type(held).__name__ == "ExpectedExamples":
+        found.add("the expected examples")
+    elif isinstance(held, dict):
+        if "references" in held:
+            found.add("the answer")
+        if any(isinstance(value, str) and needle in value for value in held.values()):
+            found.add("a reference's source")
+frame = sys._getframe()
+while frame is not None:
+    if "references" in frame.f_locals or "given" in frame.f_locals:
+        found.add("the answer on the stack")
+    frame = frame.f_back
+if found:
+    raise RuntimeError("LEAKED " + repr(sorted(found)))
+""",
+    )
+    assert "LEAKED" not in json.dumps(result)
+    assert result["verdict"] == "accepted", result
+    assert result["timing"] is not None
+
+
+def test_each_timed_run_starts_with_an_empty_scratch_directory(timing_grader: Grader):
+    # A cache file filled by the checking run and read back by the timed runs made a pipeline with
+    # no parallelism look faster than the expert reference.
+    result = grade(
+        timing_grader,
+        """
+import os, tempfile
+marker = os.path.join(tempfile.gettempdir(), "left-by-an-earlier-run")
+if os.path.exists(marker):
+    raise RuntimeError("STALE: " + open(marker).read())
+with open(marker, "w") as left:
+    left.write(str(os.getpid()))
+""",
+    )
+    assert "STALE" not in json.dumps(result)
+    assert result["verdict"] == "accepted", result
+    assert result["timing"] is not None
+
+
+def test_the_grading_process_is_pid_1_and_learner_runs_are_not_its_children(hostile_grader: Grader):
+    result = grade(
+        hostile_grader,
+        """
+import os
+parent = open(f"/proc/{os.getppid()}/status").read().split("PPid:")[1].split()[0]
+init = open("/proc/1/cmdline", "rb").read().replace(bytes(1), b" ").decode()
+raise RuntimeError(f"parent {os.getppid()} grandparent {parent} init {init}")
+""",
+    )
+    said = result["message"].split("RuntimeError: ")[1].splitlines()[0].split()
+    # No bubblewrap reaper holds the sandbox's descriptors: PID 1 is the grading process, and the
+    # run's parent is the learner's fork server, its child.
+    assert said[5:] == [sys.executable, "-m", "worker.harness"], said
+    assert int(said[1]) != 1 and int(said[3]) == 1, said

@@ -277,3 +277,149 @@ def test_bubblewrap_itself_carries_no_host_environment(monkeypatch):
     )
     assert result.outcome == "ok"
     assert b"PATH" in result.result and b"secret" not in result.result
+
+
+# ----------------------------------------------------------------------------- never host root
+
+
+def test_the_sandbox_s_processes_are_unprivileged_on_the_host():
+    process = sandbox.SandboxProcess.start(
+        [
+            sys.executable,
+            "-c",
+            "import os, time; os.write(int(os.environ['SANDBOX_RESULT_FD']), b'up\\n'); time.sleep(5)",
+        ],
+        limits=LIMITS,
+    )
+    try:
+        assert process.wait_ready(10)
+        uids = sandbox.tree_host_uids(process.pid_on_host())
+        expected = LIMITS.sandbox_uid if os.geteuid() == 0 else os.geteuid()
+        assert uids == {expected}, uids
+    finally:
+        process.kill()
+
+
+def test_kernel_settings_cannot_be_opened_for_writing():
+    result = run(
+        """
+        import os
+        opened = []
+        for path in ("/proc/sys/kernel/core_pattern", "/proc/sys/kernel/core_uses_pid", "/proc/sysrq-trigger"):
+            try:
+                os.close(os.open(path, os.O_WRONLY))
+                opened.append(path)
+            except OSError:
+                pass
+        os.write(int(os.environ["SANDBOX_RESULT_FD"]), repr(opened).encode())
+        """
+    )
+    assert (result.outcome, result.result) == ("ok", b"[]"), result
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can ask for a sandbox as another uid")
+def test_a_root_worker_refuses_to_run_learner_code_as_root():
+    with pytest.raises(sandbox.SandboxUnavailable, match="GRADER_SANDBOX_UID"):
+        run("print('never')", limits=Limits(sandbox_uid=0))
+
+
+# ----------------------------------------------------------------------------- the seccomp filter
+
+# x86-64 system call numbers; the code inside calls them directly, as an attacker would.
+SYSCALLS = {
+    "ptrace_attach_pid_1": "101, 16, 1, 0, 0",
+    "process_vm_readv": "310, 1, 0, 0, 0, 0, 0",
+    "pidfd_getfd": "438, os.pidfd_open(1), 0, 0",
+    "io_uring_setup": "425, 8, ctypes.byref(params)",
+    "keyctl": "250, 0, 0, 0, 0, 0",
+    "bpf": "321, 0, 0, 0",
+    "userfaultfd": "323, 0",
+    "perf_event_open": "298, ctypes.byref(params), 0, -1, -1, 0",
+    "unshare_user": "272, 0x10000000",
+    "setns": "308, 0, 0",
+    "mount": "165, 0, 0, 0, 0, 0",
+    "kexec_load": "246, 0, 0, 0, 0",
+    "init_module": "175, 0, 0, 0",
+    "clone_newuser": "56, 0x10000000 | 17, 0, 0, 0, 0",
+}
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="system call numbers of x86-64")
+def test_the_system_calls_an_attacker_wants_are_refused():
+    calls = "\n".join(f"    {name!r}: lambda: libc.syscall({args})," for name, args in SYSCALLS.items())
+    code = f"""
+import ctypes, errno, json, os
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+params = (ctypes.c_char * 512)()
+calls = {{
+{calls}
+}}
+answers = {{}}
+for name, call in calls.items():
+    ctypes.set_errno(0)
+    try:
+        returned = call()
+    except OSError as error:
+        answers[name] = errno.errorcode.get(error.errno, str(error.errno))
+        continue
+    answers[name] = errno.errorcode.get(ctypes.get_errno(), "0") if returned < 0 else "allowed"
+ctypes.set_errno(0)
+answers["clone3"] = "allowed" if libc.syscall(435, 0, 0) >= 0 else errno.errorcode.get(ctypes.get_errno(), "0")
+os.write(int(os.environ["SANDBOX_RESULT_FD"]), json.dumps(answers).encode())
+"""
+    result = run_sandboxed([sys.executable, "-c", code], limits=LIMITS)
+    assert result.outcome == "ok", result
+    answers = json.loads(result.result)
+    assert answers.pop("clone3") == "ENOSYS"
+    assert answers == dict.fromkeys(SYSCALLS, "EPERM")
+    assert_still_grades()
+
+
+def test_threads_and_processes_still_start_under_the_filter():
+    result = run(
+        """
+        import os, threading
+        seen = []
+        thread = threading.Thread(target=lambda: seen.append("thread"))
+        thread.start(); thread.join()
+        pid = os.fork()
+        if pid == 0:
+            os._exit(7)
+        seen.append(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+        os.write(int(os.environ["SANDBOX_RESULT_FD"]), repr(seen).encode())
+        """
+    )
+    assert (result.outcome, result.result) == ("ok", b"['thread', 7]"), result
+
+
+# ----------------------------------------------------------------------------- the cgroup
+
+requires_cgroups = pytest.mark.skipif(os.geteuid() != 0, reason="only root makes cgroups here")
+
+
+@requires_cgroups
+def test_a_sandbox_gets_its_cpu_quota_and_leaves_no_cgroup_behind():
+    limits = Limits(wall_seconds=5, cpu_seconds=4, memory_bytes=256 * 2**20, processes=32, cpus=1.5)
+    process = sandbox.SandboxProcess.start([sys.executable, "-c", "import time; time.sleep(0.5)"], limits=limits)
+    assert process.cgroup is not None
+    directories = list(process.cgroup.directories)
+    assert process.cgroup.cpu_quota() == 1.5
+    assert process.finish().outcome == "ok"
+    assert not any(directory.exists() for directory in directories)
+
+
+@requires_cgroups
+def test_the_cgroups_of_a_worker_that_died_are_swept():
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    made = []
+    for root in (sandbox.CGROUP_ROOT, sandbox.CGROUP_ROOT / "memory"):
+        if (root / "cgroup.procs").exists():
+            directory = root / f"{sandbox.CGROUP_PREFIX}{dead.pid}-left"
+            directory.mkdir()
+            made.append(directory)
+    assert made
+    removed = sandbox.sweep_stale_cgroups()
+    assert set(made) <= set(removed)
+    assert not any(directory.exists() for directory in made)
