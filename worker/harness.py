@@ -112,9 +112,66 @@ class RunOutcome:
         # CPU time of a run reaped by another process (the learner's fork server), which
         # RUSAGE_CHILDREN here does not see.
         self.cpu_seconds_elsewhere = 0.0
+        # A timed run's steps, and the batches the grading process saw (None for a checking run).
+        self.steps: Steps | None = None
 
     def message(self, kind: str) -> dict[str, Any] | None:
         return next((message for message in self.messages if message.get("type") == kind), None)
+
+
+class Steps:
+    """The accelerator's step of a timed run, run on the grading process's clock. The run marks a
+    batch (`b`), shows it (its examples' signatures), and waits on its step pipe; the step ends
+    `seconds` after the mark and not before the batch was shown, and only then is the run told to
+    go on and the step's end (`s`) stamped. A batch marked while a step runs, a step's end written
+    by the run, or a mark without its batch is a forgery (`fault`); the batches seen, by epoch,
+    are matched to the expected examples once the run is over."""
+
+    def __init__(self, seconds: float, step_write: int) -> None:
+        self.seconds = seconds
+        self.step_write = step_write
+        self.until: float | None = None
+        self.shown = True
+        self.fault: str | None = None
+        self.epochs: list[tuple[list[Any], list[Any]]] = []
+
+    def epoch_started(self) -> None:
+        self.epochs.append(([], []))
+
+    def batch_arrived(self, stamp: float) -> None:
+        if self.until is not None or not self.epochs:
+            self.fault = self.fault or "a batch was marked while the step of the one before was running"
+            return
+        self.until = stamp + self.seconds
+        self.shown = False
+
+    def batch_shown(self, message: Mapping[str, Any]) -> None:
+        from worker.checks import decode_array
+
+        if self.shown or not self.epochs:
+            self.fault = self.fault or "a batch was shown without its mark"
+            return
+        try:
+            signatures, labels = decode_array(message["signatures"]), decode_array(message["labels"])
+        except (KeyError, TypeError, ValueError):
+            self.fault = self.fault or "a batch could not be read"
+            return
+        self.epochs[-1][0].append(signatures)
+        self.epochs[-1][1].append(labels)
+        self.shown = True
+
+    def seconds_to_release(self, now: float) -> float:
+        if self.until is None or not self.shown:
+            return 1.0
+        return max(self.until - now, 0.0)
+
+    def release(self, now: float, outcome: RunOutcome) -> None:
+        if self.until is None or not self.shown or now < self.until:
+            return
+        with contextlib.suppress(OSError):
+            os.write(self.step_write, b"s")
+        outcome.marks.append(("s", now))
+        self.until = None
 
 
 def main() -> None:
@@ -153,6 +210,9 @@ class Grading:
         # PROGRESS_EVERY_SECONDS).
         self.last_progress = 0.0
         self.learner_forks: LearnerForks | None = None
+        # Once the checking run is over: the expected examples, and how many its first epoch gave.
+        self.expected: Any = None
+        self.checked_examples: int | None = None
 
     def run(self) -> None:
         from worker.checks import ExpectedExamples
@@ -199,6 +259,8 @@ class Grading:
             cut_short_when=first_epoch_fails,
         )
         given, expected, expected_splits = answer()
+        self.expected = expected
+        self.checked_examples = _first_epoch_examples(check)
         result: dict[str, Any] = {"event": "result", "timing": None, "timing_error": None}
         result.update(self.check_result(check, expected, expected_splits))
         checks = result["checks"]
@@ -399,6 +461,9 @@ class Grading:
                 error = run_error(outcome, f"the timed run of the {name} pipeline")
                 if error is None and cpus and not outcome.cpus_seen <= set(cpus):
                     error = {"message": "it changed the CPUs it runs on; timed runs stay on the CPUs they are given"}
+                if error is None and name == "submission":
+                    problem = self.timed_output_problem(outcome)
+                    error = None if problem is None else {"message": problem}
                 try:
                     if error is not None:
                         raise MarksInvalid(error["message"])
@@ -460,6 +525,43 @@ class Grading:
         }
         return {"timing": figures}
 
+    def timed_output_problem(self, outcome: RunOutcome) -> str | None:
+        """Why the timed run's batches are not the checked pipeline's, or None: the grading process
+        saw every batch it stamped, each epoch's examples must match input ones, none twice, as many
+        as the checking run's first epoch gave."""
+        from worker.checks import match_epoch, per_value_tolerance
+
+        steps = outcome.steps
+        if steps is None:
+            return None
+        if steps.fault is not None:
+            return f"the timing marks were not the grader's ({steps.fault})."
+        for number, (signatures, labels) in enumerate(steps.epochs, start=1):
+            count = sum(len(part) for part in labels)
+            if self.checked_examples is not None and count != self.checked_examples:
+                return (
+                    f"its timed epoch {number} gave {count} examples, where the checked epoch gave"
+                    f" {self.checked_examples}: a timed run must give what the checking run gave."
+                )
+            if not count or self.expected is None:
+                continue
+            import numpy as np
+
+            match = match_epoch(
+                np.concatenate(signatures),
+                np.concatenate(labels).astype(np.int64),
+                self.expected,
+                per_value_tolerance(self.spec.get("rules", {})),
+            )
+            matched = match.indices[match.indices >= 0]
+            unmatched, repeated = count - len(matched), len(matched) - len(np.unique(matched))
+            if unmatched or repeated:
+                return (
+                    f"its timed epoch {number} held {unmatched} examples that match no input example and"
+                    f" {repeated} repeated ones: a timed run must give what the checking run gave."
+                )
+        return None
+
     def report_timing(self, value: float, label: str, done: int, total: int, seconds_left: float | None) -> None:
         # A round timed again does not take the progress back.
         offset, width = self.timing_span
@@ -497,15 +599,20 @@ class Grading:
         """One run in a fresh child: a learner's forked by the learner's fork server, a reference's
         by this process. Afterwards nothing of it is left: no process, no file in scratch."""
         read_end, write_end = os.pipe()
+        step_read, step_write = os.pipe()
         forked_at = _perf_counter()
         outcome = RunOutcome()
+        if setup["role"] == "time":
+            outcome.steps = Steps(float(self.spec.get("accelerator_step_ms", 0)) / 1000.0, step_write)
         keep = {self.learner_forks.pid} if self.learner_forks is not None else set()
         if learner:
             assert self.learner_forks is not None  # noqa: S101
-            spawned = self.learner_forks.spawn(setup, write_end, quiet, cpus)
+            spawned = self.learner_forks.spawn(setup, write_end, step_read, quiet, cpus)
             os.close(write_end)
+            os.close(step_read)
             if spawned is None:
                 os.close(read_end)
+                os.close(step_write)
                 outcome.exit_code = 70
                 outcome.messages.append({"type": "error", "message": _FORKS_GONE})
                 return outcome
@@ -520,21 +627,29 @@ class Grading:
         else:
             pid = os.fork()
             if pid == 0:  # pragma: no cover - runs in the child
-                close = [read_end, self.channel.fd, self.control_fd]
-                self.run_in_child(setup, write_end, quiet, cpus, close)
+                close = [read_end, step_write, self.channel.fd, self.control_fd]
+                self.run_in_child(setup, write_end, step_read, quiet, cpus, close)
             os.close(write_end)
+            os.close(step_read)
 
             def reap() -> int | None:
                 return os.waitpid(pid, 0)[1]
 
         self.collect(pid, read_end, outcome, reap, on_marks, cut_short_when)
+        os.close(step_write)
         self.inside_runs += _perf_counter() - forked_at
         _sweep_other_processes(keep)
         _scratch_empty()
         return outcome
 
     def run_in_child(
-        self, setup: dict[str, Any], write_end: int, quiet: bool, cpus: list[int] | None, close: list[int | None]
+        self,
+        setup: dict[str, Any],
+        write_end: int,
+        step_read: int,
+        quiet: bool,
+        cpus: list[int] | None,
+        close: list[int | None],
     ) -> NoReturn:
         """The body of a forked run; never returns."""
         exit_code = 70
@@ -550,7 +665,7 @@ class Grading:
             if setup["role"] == "check":
                 os.nice(CHECKING_NICE)
             _detach_stdio(quiet)
-            run_child({**setup, **self.child_context()}, write_end)
+            run_child({**setup, **self.child_context()}, write_end, step_read)
             exit_code = 0
         except BaseException:  # nothing may escape a forked child
             traceback.print_exc()
@@ -586,6 +701,7 @@ class Grading:
         batches = epochs_done = 0
         exited = os.pidfd_open(pid)
         child_gone = False
+        steps = outcome.steps
         while True:
             remaining = deadline - _monotonic()
             if remaining <= 0:
@@ -593,7 +709,11 @@ class Grading:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
                 break
-            readable, _, _ = select.select([read_end, exited], [], [], 0 if child_gone else min(remaining, 1.0))
+            wait = min(remaining, 1.0)
+            if steps is not None:
+                steps.release(_perf_counter(), outcome)
+                wait = min(wait, steps.seconds_to_release(_perf_counter()))
+            readable, _, _ = select.select([read_end, exited], [], [], 0 if child_gone else wait)
             if read_end not in readable:
                 if child_gone:
                     break  # exited, and everything it wrote has been read
@@ -616,6 +736,8 @@ class Grading:
             messages_before = len(outcome.messages)
             for line in lines:
                 self.take_line(bytes(line), stamp, outcome)
+            if steps is not None:
+                steps.release(_perf_counter(), outcome)
             first = [message for message in outcome.messages[messages_before:] if message.get("type") == "first_epoch"]
             if first and cut_short_when is not None and cut_short_when(first[0]):
                 outcome.cut_short = True
@@ -645,7 +767,17 @@ class Grading:
     @staticmethod
     def take_line(line: bytes, stamp: float, outcome: RunOutcome) -> None:
         text = line.decode(errors="replace")
+        steps = outcome.steps
         if len(text) == 1 and text in MARKS:
+            if steps is not None:
+                if text == "s":
+                    # In a timed run only the grading process ends a step.
+                    steps.fault = steps.fault or "the run wrote a step's end itself"
+                    return
+                if text == "b":
+                    steps.batch_arrived(stamp)
+                elif text == "i":
+                    steps.epoch_started()
             outcome.marks.append((text, stamp))
             return
         try:
@@ -653,10 +785,22 @@ class Grading:
         except ValueError:
             outcome.garbled = True
             return
-        if isinstance(message, dict):
-            outcome.messages.append(message)
-        else:
+        if not isinstance(message, dict):
             outcome.garbled = True
+        elif steps is not None and message.get("type") == "batch":
+            steps.batch_shown(message)
+        else:
+            outcome.messages.append(message)
+
+
+def _first_epoch_examples(check: RunOutcome) -> int | None:
+    """How many examples the checking run's first epoch gave (None where it reported none)."""
+    observation = check.message("observation") or check.message("first_epoch")
+    epochs = observation.get("epochs") if observation else None
+    if not epochs:
+        return None
+    shape = epochs[0].get("labels", {}).get("shape")
+    return int(shape[0]) if shape else None
 
 
 def run_error(outcome: RunOutcome, what: str) -> dict[str, Any] | None:
@@ -820,10 +964,12 @@ class LearnerForks:
         theirs.close()
         return cls(pid, ours)
 
-    def spawn(self, setup: dict[str, Any], write_end: int, quiet: bool, cpus: list[int] | None) -> int | None:
+    def spawn(
+        self, setup: dict[str, Any], write_end: int, step_read: int, quiet: bool, cpus: list[int] | None
+    ) -> int | None:
         request = json.dumps({"setup": setup, "quiet": quiet, "cpus": cpus}).encode()
         try:
-            socket.send_fds(self.connection, [request], [write_end])
+            socket.send_fds(self.connection, [request], [write_end, step_read])
             return int(json.loads(self.connection.recv(4096))["pid"])
         except (OSError, ValueError, KeyError, TypeError):
             return None
@@ -853,15 +999,16 @@ def _serve_learner_forks(grading: Grading, connection: socket.socket) -> None:  
     os.dup2(devnull, 0)
     os.close(devnull)
     while True:
-        message, fds, _, _ = socket.recv_fds(connection, 1 << 20, 1)
-        if not message or not fds:
+        message, fds, _, _ = socket.recv_fds(connection, 1 << 20, 2)
+        if not message or len(fds) != 2:
             return
         request = json.loads(message)
         pid = os.fork()
         if pid == 0:
             quiet, cpus = bool(request["quiet"]), request["cpus"]
-            grading.run_in_child(request["setup"], fds[0], quiet, cpus, [connection.fileno()])
-        os.close(fds[0])
+            grading.run_in_child(request["setup"], fds[0], fds[1], quiet, cpus, [connection.fileno()])
+        for fd in fds:
+            os.close(fd)
         connection.send(json.dumps({"pid": pid}).encode())
         reap = connection.recv(4096)
         if not reap:
@@ -873,7 +1020,7 @@ def _serve_learner_forks(grading: Grading, connection: socket.socket) -> None:  
 # ----------------------------------------------------------------------------- in the child
 
 
-def run_child(setup: dict[str, Any], channel_fd: int) -> None:
+def run_child(setup: dict[str, Any], channel_fd: int, step_fd: int) -> None:
     import numpy as np
     import tensorflow as tf
 
@@ -890,8 +1037,7 @@ def run_child(setup: dict[str, Any], channel_fd: int) -> None:
     rules = spec.get("rules", {})
     element_spec: list[dict[str, Any]] = spec["element_spec"]
     device = _device_name(tf)
-    # Built before the learner's code runs: the step keeps its own references to what it uses.
-    step = _accelerator_step(tf, float(spec.get("accelerator_step_ms", 0)) / 1000.0, device != "CPU")
+    wait_for_step = os.read
     run_dir = SCRATCH / f"run-{os.getpid()}"
     arguments, source_calls, files_to_remove = _pipeline_arguments(setup, run_dir, np)
     splits = setup["manifest"].get("splits")
@@ -907,6 +1053,10 @@ def run_child(setup: dict[str, Any], channel_fd: int) -> None:
     options.experimental_optimization.parallel_batch = False
     signatures_of = _signature_function()
     check_structure = StructureChecker(element_spec, rules)
+    from worker.checks import encode_array
+
+    def encode_arrays(**arrays: Any) -> dict[str, Any]:
+        return {name: encode_array(np.asarray(array)) for name, array in arrays.items()}
 
     sharded = rules.get("sharded")
     parsed = None
@@ -951,16 +1101,19 @@ def run_child(setup: dict[str, Any], channel_fd: int) -> None:
             for batch in dataset:
                 mark(b"b")
                 batches += 1
+                values, label_values = check_structure(batch, batches)
                 if role == "check":
-                    values, label_values = check_structure(batch, batches)
                     if splits:
                         epoch_values.append(values)
                     signatures.append(signatures_of(values))
                     labels.append(label_values)
                     low, high = min(low, float(values.min())), max(high, float(values.max()))
-                else:
-                    step(batch)
-                mark(b"s")
+                    mark(b"s")
+                    continue
+                # A timed batch is shown to the grading process, which runs the accelerator's step on
+                # its own clock and says when it is over: the marks it stamps are of batches it has seen.
+                send({"type": "batch", **encode_arrays(signatures=signatures_of(values), labels=label_values)})
+                wait_for_step(step_fd, 1)
             mark(b"e")
             if role == "check":
                 observation["epochs"].append(_epoch_observation(np, batches, signatures, labels, low, high))
@@ -1077,33 +1230,6 @@ def _device_name(tf: Any) -> str:
         return "CPU"
     details = tf.config.experimental.get_device_details(gpus[0])
     return str(details.get("device_name", "GPU"))
-
-
-def _accelerator_step(tf: Any, seconds: float, on_gpu: bool) -> Callable[[Any], None]:
-    """A training step of fixed duration: a sleep on CPU (it leaves the CPU to the pipeline), a
-    calibrated chain of matrix products on a GPU, which consumes the batch and waits for the device."""
-    if seconds <= 0:
-        return lambda batch: None
-    if not on_gpu:
-        return lambda batch: _sleep(seconds)
-    matmul, reduce_sum, tanh, flatten = tf.linalg.matmul, tf.reduce_sum, tf.math.tanh, tf.nest.flatten
-    with tf.device("/GPU:0"):
-        weights = tf.random.normal((1024, 1024)) / 32.0
-
-    def work(batch: Any, repeats: int) -> None:
-        with tf.device("/GPU:0"):
-            total = reduce_sum(tf.cast(flatten(batch)[0], tf.float32)) if batch is not None else 0.0
-            product = weights
-            for _ in range(repeats):
-                product = tanh(matmul(product, weights))
-            float(reduce_sum(product) + total)  # waits for the device
-
-    work(None, 4)
-    started = _perf_counter()
-    work(None, 64)
-    per_product = max((_perf_counter() - started) / 64, 1e-6)
-    repeats = max(1, round(seconds / per_product))
-    return lambda batch: work(batch, repeats)
 
 
 def _pipeline_arguments(setup: dict[str, Any], run_dir: Path, np: Any) -> tuple[tuple[Any, ...], list[int], list[Path]]:
