@@ -241,7 +241,12 @@ def shard_mix_check(first_batch_indices: IntArray, expected: ExpectedExamples, m
     return Check("mixes_shards", True, f"The first batch mixes records from {found} shards.")
 
 
-def augmentation_check(matches: Sequence[EpochMatch], first_epoch: int, minimum_fraction: float) -> Check:
+def augmentation_check(
+    matches: Sequence[EpochMatch],
+    first_epoch: int,
+    minimum_fraction: float,
+    cause: str = "random augmentation must come after cache(), so each epoch draws anew",
+) -> Check:
     if len(matches) < first_epoch + 2:
         return Check("augmentation_varies", False, "Not enough epochs ran to compare augmentation.")
     flips = []
@@ -255,7 +260,7 @@ def augmentation_check(matches: Sequence[EpochMatch], first_epoch: int, minimum_
             "augmentation_varies",
             False,
             f"Only {changed:.0%} of the examples were flipped differently in epochs {first_epoch + 1} and"
-            f" {first_epoch + 2}: random augmentation must come after cache(), so each epoch draws anew.",
+            f" {first_epoch + 2}: {cause}.",
         )
     return Check("augmentation_varies", True, f"{changed:.0%} of the examples were flipped differently between epochs.")
 

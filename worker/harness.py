@@ -1088,6 +1088,9 @@ def run_child(setup: dict[str, Any], channel_fd: int, step_fd: int) -> None:
             raise TypeError(f"{setup['entry_point']} returned {type(dataset).__name__}, expected a tf.data.Dataset")
         dataset = dataset.with_options(options)
         epochs = int(rules.get("epochs_checked", 2)) if role == "check" else int(plan["epochs_per_run"])
+        # Well past one pass an epoch is endless: said at once, not as a run out of time or memory.
+        batches_per_epoch = int(rules.get("batches_per_epoch", 0))
+        endless_after = 2 * batches_per_epoch + 8 if batches_per_epoch else 0
         remove_after = int(rules.get("source_files_removed_after_epoch", 0))
         for epoch in range(1, epochs + 1):
             phase = f"epoch {epoch}"
@@ -1101,6 +1104,11 @@ def run_child(setup: dict[str, Any], channel_fd: int, step_fd: int) -> None:
             for batch in dataset:
                 mark(b"b")
                 batches += 1
+                if endless_after and batches > endless_after:
+                    raise EndlessEpoch(
+                        f"epoch {epoch} has given {batches - 1} batches, past the {batches_per_epoch} one pass"
+                        " holds: the dataset never ends (a repeat() with no count?); an epoch is one pass"
+                    )
                 values, label_values = check_structure(batch, batches)
                 if role == "check":
                     if splits:
@@ -1440,6 +1448,7 @@ class StructureChecker:
         self.element_spec = element_spec
         self.names = [part["name"] for part in element_spec]
         self.scaled = rules.get("value_range") == [0.0, 1.0]
+        self.rules = rules
         self.problems: dict[str, str] = {}
 
     def __call__(self, batch: Any, number: int) -> tuple[Any, Any]:
@@ -1466,8 +1475,15 @@ class StructureChecker:
             shape = list(getattr(array, "shape", ()))
             if shape != list(wanted["shape"]):
                 hint = ""
+                global_batch = (self.rules.get("sharded") or {}).get("global_batch")
                 if shape[1:] == list(wanted["shape"])[1:] and shape[:1] != list(wanted["shape"])[:1]:
-                    hint = " (a smaller last batch? use batch(..., drop_remainder=True))"
+                    if global_batch is not None and shape[0] == int(global_batch):
+                        hint = (
+                            " (the global batch on every worker: each worker batches"
+                            " input_context.get_per_replica_batch_size(global_batch) examples)"
+                        )
+                    elif isinstance(wanted["shape"][0], int) and shape[0] < wanted["shape"][0]:
+                        hint = " (a smaller last batch? use batch(..., drop_remainder=True))"
                 raise ElementSpecError(
                     f"batch {number}: {name} have shape {tuple(shape)}, expected {tuple(wanted['shape'])}{hint}"
                 )
@@ -1477,6 +1493,10 @@ class StructureChecker:
 
 class ElementSpecError(Exception):
     """The output's structure, dtype or shape is not the expected one."""
+
+
+class EndlessEpoch(Exception):
+    """An epoch went on well past one pass over the data."""
 
 
 def _epoch_observation(
@@ -1526,7 +1546,7 @@ _TENSORFLOW_NOISE = re.compile(
 
 def _learner_traceback(error: BaseException, phase: str) -> str:
     """The error as the learner should read it: their own frames and the exception, briefly."""
-    if isinstance(error, ElementSpecError):
+    if isinstance(error, ElementSpecError | EndlessEpoch):
         return str(error)
     frames = [frame for frame in traceback.extract_tb(error.__traceback__) if frame.filename == SUBMISSION_FILE]
     where = "".join(f"  line {frame.lineno}, in {frame.name}: {frame.line}\n" for frame in frames[-3:])

@@ -5,6 +5,7 @@ Each rule says whether the exercise's rules ask for it and gives its Check from 
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -51,6 +52,8 @@ class Observed:
     spec: Mapping[str, Any]
     # An exercise over splits: the further splits' expected examples (validation, validation_changed).
     expected_splits: Mapping[str, ExpectedExamples] = field(default_factory=dict)
+    # The learner's code, for messages that name what in it most likely caused a failing check.
+    code: str = ""
 
     @property
     def rules(self) -> Mapping[str, Any]:
@@ -211,7 +214,32 @@ def source_called_once_per_epoch(observed: Observed) -> Check:
 
 def augmentation_varies_between_epochs(observed: Observed) -> Check:
     minimum_fraction = float(observed.rules.get("min_fraction_flipped_differently", 0.2))
-    return augmentation_check(observed.matches, max(observed.removed_after, 1), minimum_fraction)
+    cause = "random augmentation must come after cache(), so each epoch draws anew"
+    if _uses_fixed_stateless_seed(observed.code):
+        cause = (
+            "a stateless random op (tf.image.stateless_random_*) with a fixed seed draws the same for each"
+            " example every epoch, wherever it sits: use tf.image.random_flip_left_right, or a seed that"
+            " changes with each epoch"
+        )
+    return augmentation_check(observed.matches, max(observed.removed_after, 1), minimum_fraction, cause)
+
+
+def _uses_fixed_stateless_seed(code: str) -> bool:
+    """Whether the code calls a stateless random op whose seed is written out as numbers."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return False
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        if not name.startswith("stateless_random"):
+            continue
+        seeds = [keyword.value for keyword in node.keywords if keyword.arg == "seed"] + node.args[1:2]
+        if any(isinstance(seed, ast.Tuple | ast.List | ast.Constant) for seed in seeds):
+            return True
+    return False
 
 
 # ----- an exercise over a training and a validation split (rules.splits)
@@ -612,7 +640,7 @@ def evaluate_observation(
     error = observation.get("error")
     if error:
         return [*checks, *_failed_run_checks(error, asked, rules)]
-    observed = Observed(observation, expected, spec, dict(expected_splits or {}))
+    observed = Observed(observation, expected, spec, dict(expected_splits or {}), code)
     if not observed.epochs:
         return [*checks, *(check_not_run(rule.name, "the pipeline gave no epoch") for rule in asked)]
     if first_epoch_only:

@@ -11,6 +11,8 @@ from dataclasses import replace
 import pytest
 
 from tests.support.grading import (
+    CACHE,
+    SHARDED,
     SIMULATOR,
     assert_grades_next_submission,
     grader_config_for_tests,
@@ -365,3 +367,37 @@ if frame is not None and frame.f_locals["setup"]["role"] == "time":
     assert result["speedup"] is None, result["speedup"]
     assert result["verdict"] == "runtime_error", result
     assert result["message"].startswith("Timing your pipeline failed: the timing marks were not the grader's")
+
+
+# ----------------------------------------------------------------------------- messages that name the fault
+
+
+def test_an_endless_dataset_is_named_not_a_time_limit(checking_grader: Grader):
+    code = reference(SIMULATOR, "expert").replace(
+        "return batches.prefetch(tf.data.AUTOTUNE)", "return batches.repeat().prefetch(tf.data.AUTOTUNE)"
+    )
+    result = checking_grader.grade(SIMULATOR, code)
+    assert result["verdict"] == "runtime_error", result
+    assert "the dataset never ends (a repeat() with no count?); an epoch is one pass" in result["message"]
+
+
+def test_the_global_batch_on_every_worker_is_named(checking_grader: Grader):
+    code = reference(SHARDED, "expert").replace(
+        "input_context.get_per_replica_batch_size(GLOBAL_BATCH_SIZE)", "GLOBAL_BATCH_SIZE"
+    )
+    result = checking_grader.grade(SHARDED, code)
+    assert result["verdict"] != "accepted", result
+    text = json.dumps(result)
+    assert "the global batch on every worker" in text
+    assert "a smaller last batch" not in text
+
+
+def test_a_fixed_stateless_seed_is_named_not_the_cache(checking_grader: Grader):
+    code = reference(CACHE, "expert").replace(
+        "tf.image.random_flip_left_right(image)", "tf.image.stateless_random_flip_left_right(image, seed=(1, 2))"
+    )
+    result = checking_grader.grade(CACHE, code)
+    assert result["verdict"] == "wrong_output", result
+    message = next(check["message"] for check in result["checks"] if check["name"] == "augmentation_varies")
+    assert "with a fixed seed draws the same for each example every epoch" in message
+    assert "must come after cache()" not in message
