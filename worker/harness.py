@@ -114,6 +114,11 @@ class RunOutcome:
         self.cpu_seconds_elsewhere = 0.0
         # A timed run's steps, and the batches the grading process saw (None for a checking run).
         self.steps: Steps | None = None
+        # The run's pid and the write end of its step pipe, and the bytes it had read at each of its
+        # I/O marks, read by the grading process.
+        self.pid: int | None = None
+        self.step_write: int | None = None
+        self.io_marks: list[int | None] = []
 
     def message(self, kind: str) -> dict[str, Any] | None:
         return next((message for message in self.messages if message.get("type") == kind), None)
@@ -311,6 +316,7 @@ class Grading:
             error = {"kind": "runtime_error", "message": "The checking run ended without reporting its output."}
         checks = []
         if observation is not None:
+            _fill_bytes_read(observation, check.io_marks)
             evaluated = evaluate_observation(
                 observation,
                 expected,
@@ -602,6 +608,7 @@ class Grading:
         step_read, step_write = os.pipe()
         forked_at = _perf_counter()
         outcome = RunOutcome()
+        outcome.step_write = step_write
         if setup["role"] == "time":
             outcome.steps = Steps(float(self.spec.get("accelerator_step_ms", 0)) / 1000.0, step_write)
         keep = {self.learner_forks.pid} if self.learner_forks is not None else set()
@@ -635,6 +642,7 @@ class Grading:
             def reap() -> int | None:
                 return os.waitpid(pid, 0)[1]
 
+        outcome.pid = pid
         self.collect(pid, read_end, outcome, reap, on_marks, cut_short_when)
         os.close(step_write)
         self.inside_runs += _perf_counter() - forked_at
@@ -664,6 +672,9 @@ class Grading:
                 os.sched_setaffinity(0, cpus)
             if setup["role"] == "check":
                 os.nice(CHECKING_NICE)
+                # So that the grading process may read its I/O counters (/proc/<pid>/io); it holds
+                # nothing another process of the learner's may not see.
+                _prctl(PR_SET_DUMPABLE, 1)
             _detach_stdio(quiet)
             run_child({**setup, **self.child_context()}, write_end, step_read)
             exit_code = 0
@@ -789,6 +800,10 @@ class Grading:
             outcome.garbled = True
         elif steps is not None and message.get("type") == "batch":
             steps.batch_shown(message)
+        elif message.get("type") == "io_mark" and outcome.pid is not None and outcome.step_write is not None:
+            outcome.io_marks.append(_bytes_read(outcome.pid))
+            with contextlib.suppress(OSError):
+                os.write(outcome.step_write, b"m")
         else:
             outcome.messages.append(message)
 
@@ -1024,6 +1039,8 @@ def run_child(setup: dict[str, Any], channel_fd: int, step_fd: int) -> None:
     import numpy as np
     import tensorflow as tf
 
+    wait_for_step = os.read
+
     def send(message: Mapping[str, Any]) -> None:
         payload = (json.dumps(message, separators=(",", ":")) + "\n").encode()
         view = memoryview(payload)
@@ -1033,11 +1050,15 @@ def run_child(setup: dict[str, Any], channel_fd: int, step_fd: int) -> None:
     def mark(letter: bytes) -> None:
         _write(channel_fd, letter + b"\n")
 
+    def io_mark() -> None:
+        # The grading process reads this process's I/O counters, then lets it go on.
+        send({"type": "io_mark"})
+        wait_for_step(step_fd, 1)
+
     spec, plan, role = setup["spec"], setup["plan"], setup["role"]
     rules = spec.get("rules", {})
     element_spec: list[dict[str, Any]] = spec["element_spec"]
     device = _device_name(tf)
-    wait_for_step = os.read
     run_dir = SCRATCH / f"run-{os.getpid()}"
     arguments, source_calls, files_to_remove = _pipeline_arguments(setup, run_dir, np)
     splits = setup["manifest"].get("splits")
@@ -1186,7 +1207,7 @@ def run_child(setup: dict[str, Any], channel_fd: int, step_fd: int) -> None:
                 for worker in range(int(workers)):
                     phase = f"reading worker {worker} of {workers}, over {len(files)} files"
                     context = tf.distribute.InputContext(int(workers), worker, int(workers))
-                    config["runs"].append(_worker_run(entry(files, context), worker, parsed, tf, np, options))
+                    config["runs"].append(_worker_run(entry(files, context), worker, parsed, tf, np, options, io_mark))
                 observation["sharding"].append(config)
         coverage = rules.get("coverage_test")
         if coverage and role == "check":
@@ -1291,24 +1312,60 @@ def _coverage_test(check: Any, coverage: Mapping[str, Any], tf: Any, np: Any) ->
 
 
 def _count_parses(tf: Any) -> Any:
-    """Count every record the learner's code parses: tf.io.parse_single_example and parse_example
-    add the records they were given to a counter when they run (in the graph, not when traced)."""
+    """Count every record the learner's code parses: tf.io.parse_single_example and parse_example,
+    and tf.data.experimental.parse_example_dataset, add the records they were given to a counter
+    when they run (in the graph, not when traced)."""
     counter = tf.Variable(0, dtype=tf.int64, trainable=False)
+
+    def counted_records(serialized: Any) -> Any:
+        with tf.control_dependencies([counter.assign_add(tf.cast(tf.size(serialized), tf.int64))]):
+            return tf.identity(serialized)
+
     for name in ("parse_single_example", "parse_example"):
         original = getattr(tf.io, name)
 
         def counted(serialized: Any, *args: Any, original: Any = original, **kwargs: Any) -> Any:
-            with tf.control_dependencies([counter.assign_add(tf.cast(tf.size(serialized), tf.int64))]):
-                return original(serialized, *args, **kwargs)
+            return original(counted_records(serialized), *args, **kwargs)
 
         setattr(tf.io, name, counted)
+    parse_dataset = tf.data.experimental.parse_example_dataset
+
+    def counted_dataset(*args: Any, **kwargs: Any) -> Callable[[Any], Any]:
+        transformation = parse_dataset(*args, **kwargs)
+        return lambda dataset: transformation(dataset.map(counted_records))
+
+    tf.data.experimental.parse_example_dataset = counted_dataset
     return counter
 
 
-def _bytes_read() -> int | None:
-    """Bytes this process has read through read system calls (page cache included), if told."""
+def _worker_run(
+    dataset: Any, worker: int, parsed: Any, tf: Any, np: Any, options: Any, io_mark: Callable[[], None]
+) -> dict[str, Any]:
+    """One worker's epoch: the ids it gave in order, its batch sizes and the records it parsed. What
+    it read the grading process measures itself, at the two marks around the epoch."""
+    if not isinstance(dataset, tf.data.Dataset):
+        raise TypeError(f"worker {worker}: the pipeline is {type(dataset).__name__}, expected a tf.data.Dataset")
+    parsed_before = int(parsed.numpy())
+    io_mark()
+    ids: list[int] = []
+    sizes: set[int] = set()
+    for batch in dataset.with_options(options):
+        labels = np.asarray(tf.nest.flatten(batch)[-1])
+        sizes.add(int(labels.shape[0]) if labels.ndim else 0)
+        ids.extend(int(value) for value in labels.reshape(-1))
+    io_mark()
+    return {
+        "worker": worker,
+        "ids": ids,
+        "batch_sizes": sorted(sizes),
+        "parsed": int(parsed.numpy()) - parsed_before,
+    }
+
+
+def _bytes_read(pid: int) -> int | None:
+    """Bytes a process has read through read system calls (page cache included), if told."""
     try:
-        for line in _read_text("/proc/self/io").splitlines():
+        for line in _read_text(f"/proc/{pid}/io").splitlines():
             if line.startswith("rchar:"):
                 return int(line.split()[1])
     except (OSError, ValueError):
@@ -1316,25 +1373,17 @@ def _bytes_read() -> int | None:
     return None
 
 
-def _worker_run(dataset: Any, worker: int, parsed: Any, tf: Any, np: Any, options: Any) -> dict[str, Any]:
-    """One worker's epoch: the ids it gave in order, its batch sizes, what it read and parsed."""
-    if not isinstance(dataset, tf.data.Dataset):
-        raise TypeError(f"worker {worker}: the pipeline is {type(dataset).__name__}, expected a tf.data.Dataset")
-    parsed_before, read_before = int(parsed.numpy()), _bytes_read()
-    ids: list[int] = []
-    sizes: set[int] = set()
-    for batch in dataset.with_options(options):
-        labels = np.asarray(tf.nest.flatten(batch)[-1])
-        sizes.add(int(labels.shape[0]) if labels.ndim else 0)
-        ids.extend(int(value) for value in labels.reshape(-1))
-    read_after = _bytes_read()
-    return {
-        "worker": worker,
-        "ids": ids,
-        "batch_sizes": sorted(sizes),
-        "bytes_read": None if read_before is None or read_after is None else read_after - read_before,
-        "parsed": int(parsed.numpy()) - parsed_before,
-    }
+def _fill_bytes_read(observation: dict[str, Any], marks: list[int | None]) -> None:
+    """Each worker's bytes read, from the grading process's own readings at its two marks; -1 for
+    every worker where the run did not mark where each began and ended (the check then fails), None
+    where this host does not tell (the check is not run)."""
+    runs = [run for config in observation.get("sharding", []) for run in config["runs"]]
+    for index, run in enumerate(runs):
+        if len(marks) != 2 * len(runs):
+            run["bytes_read"] = -1
+            continue
+        before, after = marks[2 * index], marks[2 * index + 1]
+        run["bytes_read"] = None if before is None or after is None else after - before
 
 
 def _sharding_files(setup: dict[str, Any], count: int) -> list[str]:

@@ -479,6 +479,13 @@ def sharded_before_reading(observed: Observed) -> Check:
             read = run["bytes_read"]
             if read is None:
                 return check_not_run(name, "this host does not tell how much a process has read")
+            if read < 0:
+                return Check(
+                    name,
+                    False,
+                    f"{_setup(config)}, worker {run['worker']}: the grader could not measure what it read (the run"
+                    " did not mark where the worker began and ended).",
+                )
             # A worker's share of the files, with room for buffers read past its end.
             if read > 1.5 * config["file_bytes"] / config["workers"]:
                 return Check(
@@ -497,7 +504,9 @@ def sharded_before_parsing(observed: Observed) -> Check:
     examples = len(observed.expected.labels)
     if not any(run["parsed"] for config in configs for run in config["runs"]):
         return check_not_run(
-            name, "counts the records tf.io.parse_single_example or tf.io.parse_example parse, and neither ran"
+            name,
+            "counts the records tf.io.parse_single_example, tf.io.parse_example and parse_example_dataset"
+            " parse, and none ran",
         )
     for config in configs:
         share = examples / config["workers"]

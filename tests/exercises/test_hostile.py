@@ -401,3 +401,65 @@ def test_a_fixed_stateless_seed_is_named_not_the_cache(checking_grader: Grader):
     message = next(check["message"] for check in result["checks"] if check["name"] == "augmentation_varies")
     assert "with a fixed seed draws the same for each example every epoch" in message
     assert "must come after cache()" not in message
+
+
+# ----------------------------------------------------------------------------- checks the learner's code cannot forge
+
+
+def test_a_worker_s_reading_is_measured_outside_its_process(checking_grader: Grader):
+    # Every worker of the naive pipeline reads every file; the run rewrites the grader's own record
+    # of what each worker read and parsed, as a learner patching the harness would.
+    forged = (
+        reference(SHARDED, "naive")
+        + """
+import sys
+
+_harness = sys.modules["__main__"]
+_measured = _harness._worker_run
+
+
+def _forged(*args, **kwargs):
+    run = _measured(*args, **kwargs)
+    run.update(bytes_read=0, parsed=0)
+    return run
+
+
+_harness._worker_run = _forged
+"""
+    )
+    result = checking_grader.grade(SHARDED, forged)
+    assert result["verdict"] == "wrong_output", result
+    failed = {check["name"] for check in result["checks"] if not check["passed"] and check["ran"]}
+    assert "sharded_before_reading" in failed, result["checks"]
+
+
+PARSED_BY_DATASET = """
+import tensorflow as tf
+
+AUTOTUNE = tf.data.AUTOTUNE
+SCHEMA = {
+    "features": tf.io.FixedLenFeature([64], tf.float32),
+    "id": tf.io.FixedLenFeature([], tf.int64),
+}
+
+
+def build_pipeline(files, input_context):
+    workers, worker = input_context.num_input_pipelines, input_context.input_pipeline_id
+    if len(files) >= workers:
+        records = tf.data.Dataset.from_tensor_slices(files).shard(workers, worker).interleave(tf.data.TFRecordDataset)
+        parsed = records.batch(64).apply(tf.data.experimental.parse_example_dataset(SCHEMA)).unbatch()
+    else:
+        # Every record of every file parsed, then the worker's share kept: the cost sharding saves.
+        everything = tf.data.TFRecordDataset(files).batch(64)
+        parsed = everything.apply(tf.data.experimental.parse_example_dataset(SCHEMA)).unbatch().shard(workers, worker)
+    examples = parsed.map(lambda example: (example["features"], tf.cast(example["id"], tf.int32)))
+    batch_size = input_context.get_per_replica_batch_size(64)
+    return examples.shuffle(1024).batch(batch_size, drop_remainder=True).prefetch(AUTOTUNE)
+"""
+
+
+def test_records_parsed_by_parse_example_dataset_are_counted(checking_grader: Grader):
+    result = checking_grader.grade(SHARDED, PARSED_BY_DATASET)
+    parsing = next(check for check in result["checks"] if check["name"] == "sharded_before_parsing")
+    assert parsing["ran"] and not parsing["passed"], parsing
+    assert parsing["message"].startswith("With 4 workers over 2 files, worker 0 parsed 8192 records")
