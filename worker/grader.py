@@ -20,6 +20,7 @@ import glob
 import json
 import math
 import os
+import secrets
 import sys
 import threading
 import time
@@ -427,6 +428,9 @@ class Grader:
         with np.load(data.answers / "expected.npz") as arrays:
             expected = ExpectedExamples.from_arrays(dict(arrays))
         answer: dict[str, Any] = {"expected": expected.encode(), "references": exercise.spec["references"]}
+        if exercise.spec.get("rules", {}).get("coverage_test"):
+            # The grader's pipelines a learner's test is run against come from a seed no learner run holds.
+            answer["coverage_seed"] = secrets.randbelow(2**31)
         for split in data.manifest().get("splits", {}):
             with np.load(data.answers / f"expected-{split}.npz") as arrays:
                 answer.setdefault("expected_splits", {})[split] = ExpectedExamples.from_arrays(dict(arrays)).encode()

@@ -266,6 +266,7 @@ class Grading:
         given, expected, expected_splits = answer()
         self.expected = expected
         self.checked_examples = _first_epoch_examples(check)
+        self.coverage_cases(check, given.get("coverage_seed"))
         result: dict[str, Any] = {"event": "result", "timing": None, "timing_error": None}
         result.update(self.check_result(check, expected, expected_splits))
         checks = result["checks"]
@@ -284,6 +285,46 @@ class Grading:
                 )
         result["inside_runs_seconds"] = round(self.inside_runs, 4)
         self.channel.send(result)
+
+    def coverage_cases(self, check: RunOutcome, secret_seed: int | None) -> None:
+        """The learner's own test against each of the grader's pipelines, each in a run of its own, its
+        verdict that run's report; written into the checking run's observation (whatever the checking
+        run put there is dropped). The pipelines come from a seed the learner's runs never hold."""
+        from worker.coverage_cases import coverage_cases
+
+        coverage = self.spec.get("rules", {}).get("coverage_test")
+        observation = check.message("observation")
+        if observation is None:
+            return
+        observation.pop("coverage_test", None)
+        if not coverage or observation.get("error"):
+            return
+        seed = int(coverage["seed"]) if secret_seed is None else int(secret_seed)
+        cases = coverage_cases(int(coverage["records"]), int(coverage["batch"]), seed)
+        results = []
+        for number, case in enumerate(cases):
+            self.progress(
+                "checking",
+                0.8 + 0.2 * number / len(cases),
+                label=f"Running your {coverage['function']} on the grader's pipelines: {number + 1} of {len(cases)}",
+                done=number,
+                total=len(cases),
+            )
+            setup = {"role": "coverage", "code": self.job["code"], "case_epochs": [ids.tolist() for ids in case.epochs]}
+            outcome = self.fork_run(setup, learner=True, cpus=self.plan.get("checking_cpus"))
+            report = outcome.message("coverage")
+            if report is not None and "error" in report:
+                observation["coverage_test"] = {"error": str(report["error"])[:300]}
+                return
+            failure = run_error(outcome, f"your {coverage['function']}")
+            if report is None or failure is not None:
+                said = (failure or {}).get("message") or "it ended without saying whether the pipeline passed"
+                results.append({**case.as_dict(), "passed": False, "said": str(said)[:300]})
+                continue
+            results.append(
+                {**case.as_dict(), "passed": report.get("passed") is True, "said": str(report.get("said", ""))[:300]}
+            )
+        observation["coverage_test"] = {"cases": results}
 
     def progress(
         self,
@@ -1094,6 +1135,10 @@ def run_child(setup: dict[str, Any], channel_fd: int, step_fd: int) -> None:
     observation: dict[str, Any] = {"type": "observation", "device": device, "epochs": []}
     try:
         exec(compile(setup["code"], SUBMISSION_FILE, "exec"), module.__dict__)  # noqa: S102 - sandboxed
+        if role == "coverage":
+            coverage = rules["coverage_test"]
+            send(_coverage_case(module.__dict__.get(coverage["function"]), coverage, setup["case_epochs"], tf, np))
+            return
         entry = module.__dict__.get(setup["entry_point"])
         if not callable(entry):
             raise LookupError(f"your code must define a function named {setup['entry_point']}")
@@ -1209,10 +1254,6 @@ def run_child(setup: dict[str, Any], channel_fd: int, step_fd: int) -> None:
                     context = tf.distribute.InputContext(int(workers), worker, int(workers))
                     config["runs"].append(_worker_run(entry(files, context), worker, parsed, tf, np, options, io_mark))
                 observation["sharding"].append(config)
-        coverage = rules.get("coverage_test")
-        if coverage and role == "check":
-            phase = f"running your {coverage['function']}"
-            observation["coverage_test"] = _coverage_test(module.__dict__.get(coverage["function"]), coverage, tf, np)
         observation["source_calls"] = source_calls
         observation["spec_problems"] = list(check_structure.problems.values())
     except BaseException as error:  # the learner's error is the result
@@ -1274,41 +1315,39 @@ def _pipeline_arguments(setup: dict[str, Any], run_dir: Path, np: Any) -> tuple[
     return (argument,), calls, removable
 
 
-def _coverage_test(check: Any, coverage: Mapping[str, Any], tf: Any, np: Any) -> dict[str, Any]:
-    """The learner's epoch-coverage test run against the grader's pipelines (worker.coverage_cases):
-    for each, whether it returned (passed the pipeline) or raised, and what it said."""
-    from worker.coverage_cases import coverage_cases
-
+def _coverage_case(
+    check: Any, coverage: Mapping[str, Any], epochs: list[list[int]], tf: Any, np: Any
+) -> dict[str, Any]:
+    """The learner's epoch-coverage test run against one of the grader's pipelines, in a run of its
+    own that knows nothing of which one it is (worker.coverage_cases, with a seed only the grading
+    process holds): whether it returned (passed the pipeline) or raised, and what it said."""
     name = coverage["function"]
     if not callable(check):
-        return {"error": f"define {name}(dataset, expected_ids): it is the second part of the exercise"}
-    count, batch = int(coverage["records"]), int(coverage["batch"])
-    width = int(coverage["feature_dim"])
-    expected_ids = list(range(count))
+        return {
+            "type": "coverage",
+            "error": f"define {name}(dataset, expected_ids): it is the second part of the exercise",
+        }
+    batch, width = int(coverage["batch"]), int(coverage["feature_dim"])
     signature = (
         tf.TensorSpec(shape=(None, width), dtype=tf.float32),
         tf.TensorSpec(shape=(None,), dtype=tf.int32),
     )
-    results = []
-    for case in coverage_cases(count, batch, int(coverage["seed"])):
-        served = [0]
+    served = [0]
 
-        def batches(case: Any = case, served: list[int] = served) -> Any:
-            ids = case.epochs[min(served[0], len(case.epochs) - 1)]
-            served[0] += 1
-            for start in range(0, len(ids), batch):
-                chunk = ids[start : start + batch].astype(np.int32)
-                yield np.zeros((len(chunk), width), dtype=np.float32), chunk
+    def batches() -> Any:
+        ids = np.asarray(epochs[min(served[0], len(epochs) - 1)], dtype=np.int32)
+        served[0] += 1
+        for start in range(0, len(ids), batch):
+            chunk = ids[start : start + batch]
+            yield np.zeros((len(chunk), width), dtype=np.float32), chunk
 
-        dataset = tf.data.Dataset.from_generator(batches, output_signature=signature)
-        try:
-            check(dataset, list(expected_ids))
-            results.append({**case.as_dict(), "passed": True, "said": ""})
-        except Exception as error:  # the learner's check failing the pipeline is what it is for
-            said = str(error).strip().splitlines()
-            text = f"{type(error).__name__}: {said[0] if said else ''}"
-            results.append({**case.as_dict(), "passed": False, "said": text[:300]})
-    return {"cases": results}
+    dataset = tf.data.Dataset.from_generator(batches, output_signature=signature)
+    try:
+        check(dataset, list(range(int(coverage["records"]))))
+    except Exception as error:  # the learner's check failing the pipeline is what it is for
+        said = str(error).strip().splitlines()
+        return {"type": "coverage", "passed": False, "said": f"{type(error).__name__}: {said[0] if said else ''}"[:300]}
+    return {"type": "coverage", "passed": True, "said": ""}
 
 
 def _count_parses(tf: Any) -> Any:

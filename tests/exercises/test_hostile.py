@@ -12,6 +12,7 @@ import pytest
 
 from tests.support.grading import (
     CACHE,
+    EPOCHS,
     SHARDED,
     SIMULATOR,
     assert_grades_next_submission,
@@ -463,3 +464,40 @@ def test_records_parsed_by_parse_example_dataset_are_counted(checking_grader: Gr
     parsing = next(check for check in result["checks"] if check["name"] == "sharded_before_parsing")
     assert parsing["ran"] and not parsing["passed"], parsing
     assert parsing["message"].startswith("With 4 workers over 2 files, worker 0 parsed 8192 records")
+
+
+def test_a_test_that_checks_nothing_cannot_claim_the_grader_s_verdicts(checking_grader: Grader):
+    # check_epoch passes everything; the module then replaces the grader's own code that runs it,
+    # with verdicts for every pipeline, computed from the seed in the exercise's spec.
+    forged = (
+        reference(EPOCHS, "expert").split("def check_epoch")[0]
+        + """
+import sys
+
+_harness = sys.modules["__main__"]
+
+
+def check_epoch(dataset, expected_ids):
+    return None
+
+
+def _every_pipeline_told_apart(check, coverage, *rest):
+    from worker.coverage_cases import coverage_cases
+
+    cases = coverage_cases(int(coverage["records"]), int(coverage["batch"]), int(coverage["seed"]))
+    return {"cases": [{**case.as_dict(), "passed": not case.broken, "said": ""} for case in cases]}
+
+
+def _this_pipeline_passes(*args):
+    return {"type": "coverage", "passed": True, "said": ""}
+
+
+_harness._coverage_test = _every_pipeline_told_apart
+_harness._coverage_case = _this_pipeline_passes
+"""
+    )
+    result = checking_grader.grade(EPOCHS, forged)
+    coverage = next(check for check in result["checks"] if check["name"] == "coverage_test")
+    assert not coverage["passed"] and coverage["ran"], coverage
+    assert coverage["credit"] < 0.5, coverage
+    assert result["verdict"] == "wrong_output", result
