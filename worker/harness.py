@@ -1158,6 +1158,9 @@ def run_child(setup: dict[str, Any], channel_fd: int, step_fd: int) -> None:
         batches_per_epoch = int(rules.get("batches_per_epoch", 0))
         endless_after = 2 * batches_per_epoch + 8 if batches_per_epoch else 0
         remove_after = int(rules.get("source_files_removed_after_epoch", 0))
+        if skipped is not None and role == "check":
+            # Before any record is read, a count of the records skipped is 0.
+            observation["skipped_before"] = _counter_reading(skipped, np).get("skipped")
         for epoch in range(1, epochs + 1):
             phase = f"epoch {epoch}"
             labels: list[Any] = []
@@ -1194,7 +1197,11 @@ def run_child(setup: dict[str, Any], channel_fd: int, step_fd: int) -> None:
                 if splits:
                     observation["epochs"][-1].update(_feature_moments(np, epoch_values))
                 if skipped is not None:
+                    # Read twice with nothing read between: a count of the calls, not of the records
+                    # skipped, changes.
                     observation["epochs"][-1].update(_counter_reading(skipped, np))
+                    again = _counter_reading(skipped, np).get("skipped")
+                    observation["epochs"][-1]["skipped_again"] = again
                 if epoch == 1 and epochs > 1:
                     from worker.checks import encode_observation_arrays
 

@@ -160,6 +160,17 @@ def bad_records_skipped(observed: Observed) -> Check:
     per_epoch = sum(observed.bad_records.values())
     kinds = ", ".join(f"{count} {BAD_RECORD_KINDS[kind]}" for kind, count in observed.bad_records.items())
     readings = []
+    counts_calls = (
+        "it must count the records the pipeline skips as it skips them (a tf.Variable added to in the"
+        " pipeline), not the calls to it"
+    )
+    before = observed.observation.get("skipped_before")
+    if before not in (None, 0):
+        return Check(
+            "bad_records_skipped",
+            False,
+            f"skipped gave {before} before the pipeline had read any record: {counts_calls}.",
+        )
     for number, epoch in enumerate(observed.epochs, start=1):
         if "skipped" not in epoch:
             return Check(
@@ -180,6 +191,16 @@ def bad_records_skipped(observed: Observed) -> Check:
                 False,
                 f"skipped gave {reading} after epoch {number}, expected {wanted}: each epoch holds"
                 f" {per_epoch} bad records ({kinds}); {hint}.",
+            )
+    for number, epoch in enumerate(observed.epochs, start=1):
+        # A count reset when read is told by the readings above; one that grows with no record read counts calls.
+        again = epoch.get("skipped_again")
+        if again is not None and again > epoch["skipped"]:
+            return Check(
+                "bad_records_skipped",
+                False,
+                f"skipped gave {epoch['skipped']} and then {again} after epoch {number}, with nothing read"
+                f" between the two: {counts_calls}.",
             )
     return Check(
         "bad_records_skipped",

@@ -13,6 +13,7 @@ import pytest
 from tests.support.grading import (
     CACHE,
     EPOCHS,
+    RECORDS,
     SHARDED,
     SIMULATOR,
     assert_grades_next_submission,
@@ -501,3 +502,18 @@ _harness._coverage_case = _this_pipeline_passes
     assert not coverage["passed"] and coverage["ran"], coverage
     assert coverage["credit"] < 0.5, coverage
     assert result["verdict"] == "wrong_output", result
+
+
+def test_a_skipped_count_that_counts_its_own_calls_fails(checking_grader: Grader):
+    # Sixteen bad records an epoch: a counter that says 16 more at each call, counting nothing.
+    expert = reference(RECORDS, "expert")
+    counter = expert.rsplit("return batches.prefetch(AUTOTUNE), ", 1)[1].strip()
+    calls = "calls = [0]\n\n    def skipped():\n        calls[0] += 1\n        return 16 * calls[0]\n\n    "
+    forged = expert.replace(
+        f"return batches.prefetch(AUTOTUNE), {counter}", calls + "return batches.prefetch(AUTOTUNE), skipped"
+    )
+    assert forged != expert
+    result = checking_grader.grade(RECORDS, forged)
+    skipped = next(check for check in result["checks"] if check["name"] == "bad_records_skipped")
+    assert not skipped["passed"], skipped
+    assert skipped["message"].startswith("skipped gave 16 before the pipeline had read any record")
