@@ -501,20 +501,61 @@ def screen(code: str, entry_point: str, forbidden: list[str]) -> str | None:
         isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == entry_point for node in tree.body
     ):
         return f"Define a top-level function named {entry_point}."
+    imported = {
+        (alias.asname or alias.name).split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in node.names
+    }
     for node in ast.walk(tree):
-        names: list[str] = []
-        if not isinstance(node, ast.Import | ast.ImportFrom):
-            continue
-        if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            names = [node.module]
-        for name in names:
-            if any(name == module or name.startswith(module + ".") for module in forbidden):
-                return (
-                    f"line {node.lineno}: importing {name} is not allowed here; let tf.data run work in"
-                    " parallel (num_parallel_calls, interleave, prefetch) instead of managing threads."
-                )
+        reason = _forbidden_reach(node, forbidden, imported)
+        if reason is not None:
+            return f"line {getattr(node, 'lineno', 0)}: {reason}"
+    return None
+
+
+# Modules whose only use in a pipeline would be importing by a computed name, around the rule above.
+DYNAMIC_IMPORTERS = ("importlib", "imp", "builtins", "runpy", "pkgutil")
+DYNAMIC_IMPORT_NAMES = ("__import__", "__builtins__")
+THREADS_HINT = (
+    "let tf.data run work in parallel (num_parallel_calls, interleave, prefetch) instead of managing threads."
+)
+
+
+def _forbidden_reach(node: ast.AST, forbidden: list[str], imported: set[str]) -> str | None:
+    """Why one node of the code is refused before it runs: a forbidden module imported, or reached
+    another way (importlib, __import__, its name as a string, getattr with a computed name on a
+    module); None for anything else."""
+
+    def is_forbidden(name: str) -> bool:
+        return any(name == module or name.startswith(module + ".") for module in forbidden)
+
+    names: list[str] = []
+    if isinstance(node, ast.Import):
+        names = [alias.name for alias in node.names]
+    elif isinstance(node, ast.ImportFrom) and node.module:
+        names = [node.module]
+    for name in names:
+        if is_forbidden(name):
+            return f"importing {name} is not allowed here; {THREADS_HINT}"
+        if name.split(".")[0] in DYNAMIC_IMPORTERS:
+            return f"importing {name} is not allowed here: import what you use by name."
+    if isinstance(node, ast.Name) and node.id in DYNAMIC_IMPORT_NAMES:
+        return f"{node.id} is not allowed here: import what you use by name."
+    if isinstance(node, ast.Attribute) and node.attr in DYNAMIC_IMPORT_NAMES:
+        return f"{node.attr} is not allowed here: import what you use by name."
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) and is_forbidden(node.value.strip()):
+        return f"naming {node.value.strip()} is not allowed here (it is not imported either); {THREADS_HINT}"
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("getattr", "setattr", "delattr")
+        and len(node.args) >= 2
+        and isinstance(node.args[0], ast.Name)
+        and node.args[0].id in imported
+        and not isinstance(node.args[1], ast.Constant)
+    ):
+        return f"{node.func.id} with a computed name on the module {node.args[0].id} is not allowed here."
     return None
 
 

@@ -517,3 +517,21 @@ def test_a_skipped_count_that_counts_its_own_calls_fails(checking_grader: Grader
     skipped = next(check for check in result["checks"] if check["name"] == "bad_records_skipped")
     assert not skipped["passed"], skipped
     assert skipped["message"].startswith("skipped gave 16 before the pipeline had read any record")
+
+
+@pytest.mark.parametrize(
+    "reach",
+    [
+        "import importlib\nimportlib.import_module('threading')",
+        "__import__('thread' + 'ing')",
+        "import sys\nsys.modules['threading']",
+        "import os\ngetattr(os, 'for' + 'k')()",
+    ],
+    ids=["importlib", "__import__", "its name", "getattr on a module"],
+)
+def test_a_forbidden_module_reached_another_way_costs_what_importing_it_would(hostile_grader: Grader, reach: str):
+    # Importing threading is refused before the code runs; so is reaching it, or anything, by a computed name.
+    result = grade(hostile_grader, reach)
+    assert result["verdict"] == "rejected", result
+    assert result["score"]["total"] == 0
+    assert "is not allowed here" in result["message"]
