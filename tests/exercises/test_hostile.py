@@ -275,6 +275,14 @@ def test_tracing_pid_1_does_not_hold_the_grader(hostile_grader: Grader):
     assert_grades_next_submission(hostile_grader)
 
 
+def assert_timed_without(result: dict, word: str) -> None:
+    """The submission was checked and timed, and `word` (what its code raises on finding what it
+    should not) appears nowhere in the result."""
+    assert word not in json.dumps(result)
+    assert result["verdict"] == "accepted", result
+    assert result["timing"] is not None
+
+
 @pytest.fixture(scope="module")
 def timing_grader() -> Iterator[Grader]:
     """One timed round of naive, expert and submission, in a sandbox of its own per grading."""
@@ -310,9 +318,7 @@ if found:
     raise RuntimeError("LEAKED " + repr(sorted(found)))
 """,
     )
-    assert "LEAKED" not in json.dumps(result)
-    assert result["verdict"] == "accepted", result
-    assert result["timing"] is not None
+    assert_timed_without(result, "LEAKED")
 
 
 def test_each_timed_run_starts_with_an_empty_scratch_directory(timing_grader: Grader):
@@ -329,9 +335,7 @@ with open(marker, "w") as left:
     left.write(str(os.getpid()))
 """,
     )
-    assert "STALE" not in json.dumps(result)
-    assert result["verdict"] == "accepted", result
-    assert result["timing"] is not None
+    assert_timed_without(result, "STALE")
 
 
 def test_the_grading_process_is_pid_1_and_learner_runs_are_not_its_children(hostile_grader: Grader):
