@@ -55,6 +55,9 @@ class Browsing:
         while self.in_flight and time.monotonic() < deadline:
             self.page.wait_for_timeout(20)
         self.context.close()
+        # A request the page sent as it was closed may still be running on the server (the browser no
+        # longer waits for it): the flush waits for the database to have no other query under way.
+        database_settles()
 
     def goto(self, path: str, *, usable: Locator | None = None) -> float:
         """Opens `path`; returns the seconds from navigation until `usable` (else the `main` landmark) is visible."""
@@ -137,3 +140,22 @@ def left_for_plain_sign_in(web: Browsing, farewell: str) -> None:
 def first_deck() -> Deck:
     """The shipped course's first deck in lesson order."""
     return Deck.objects.filter(archived=False).order_by("lesson__position", "position")[0]
+
+
+def database_settles(seconds: float = 10.0) -> None:
+    """Wait until no other session on the test database is running a query or holds a transaction open."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                " AND pid <> pg_backend_pid() AND state IN ('active', 'idle in transaction')"
+            )
+            (busy,) = cursor.fetchone()
+        if not busy:
+            return
+        time.sleep(0.02)
