@@ -102,20 +102,27 @@ TEMPLATES = [
     },
 ]
 
+_DATABASE_URL = env_str("DATABASE_URL", "")
+if not _DATABASE_URL:
+    # A machine without a PostgreSQL server of its own: the project starts one under var/postgres.
+    from quizsite.local_database import LocalDatabaseUnavailable, ensure_running
+
+    try:
+        _DATABASE_URL = ensure_running(VAR_DIR / "postgres")
+    except LocalDatabaseUnavailable as exc:
+        raise ImproperlyConfigured(str(exc)) from exc
 _DATABASE = dj_database_url.parse(
-    env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'quizsite.sqlite3'}"),
+    _DATABASE_URL,
     conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60),
     conn_health_checks=True,
 )
-_ENGINE_OPTIONS: dict[str, dict[str, Any]] = {
-    # Django's backend, checking a reused connection without a round trip (see there).
-    "django.db.backends.postgresql": {"ENGINE": "apps.common.postgresql"},
-    # The web server, the worker and beat share one file: wait for locks instead of failing.
-    "django.db.backends.sqlite3": {
-        "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"}
-    },
-}
-DATABASES = {"default": {**_DATABASE, **_ENGINE_OPTIONS.get(_DATABASE["ENGINE"], {})}}
+if _DATABASE["ENGINE"] != "django.db.backends.postgresql":
+    raise ImproperlyConfigured(
+        f"DATABASE_URL names {_DATABASE['ENGINE']}; the project runs on PostgreSQL only "
+        "(postgres://user:password@host:5432/quizsite), or leave it unset for the embedded one."
+    )
+# Django's backend, checking a reused connection without a round trip (see there).
+DATABASES = {"default": {**_DATABASE, "ENGINE": "apps.common.postgresql"}}
 # The few queries every request makes (apps.common.prepared) are kept prepared on each PostgreSQL
 # connection. Behind a proxy that pools connections per transaction (PgBouncer's transaction mode),
 # which cannot keep them, set this to false.

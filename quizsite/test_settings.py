@@ -49,11 +49,6 @@ GRADER_TIMING_RETRIES = 0
 # A test's worker grades what the test sends, and nothing of its own between them.
 GRADER_BASELINE_REFRESH_SECONDS = float(os.environ.get("GRADER_BASELINE_REFRESH_SECONDS") or "0")
 SUBMISSION_STALE_SECONDS = int(os.environ.get("SUBMISSION_STALE_SECONDS") or "15")
-if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
-    # A file, not memory: the Celery worker the integration tests start must see the test database.
-    # pytest-xdist's processes each add their own suffix to this name.
-    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-quizsite.sqlite3")}  # noqa: F405
-
 _test_process = os.environ.get("QUIZSITE_TEST_PROCESS", "")
 if _test_process and not REDIS_URL:  # noqa: F405
     # The file cache too, for this process's tests (a worker a test starts has no need of it).

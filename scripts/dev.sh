@@ -1,8 +1,13 @@
 #!/bin/sh
 # Set-up and day-to-day commands behind `make run` and `make test`; POSIX sh, so it runs anywhere.
-#   sh scripts/dev.sh install   create or refresh .venv from requirements.txt
+#   sh scripts/dev.sh install   create or refresh .venv from requirements/dev.txt (hashed lock)
 #   sh scripts/dev.sh run       install, migrate, load decks/, reset demo users, start web + worker + beat
 #   sh scripts/dev.sh test      install, then run the whole test suite in parallel (extra arguments go to pytest)
+#   sh scripts/dev.sh test-fast the same, but only the tests that need no browser, sandbox, TensorFlow,
+#                               nginx or real worker process (the `slow` marker, tests/conftest.py)
+#   sh scripts/dev.sh lock      recompile requirements/*.txt from requirements/*.in (pins kept unless
+#                               UPGRADE=1), with the hashes pip checks on every install
+#   sh scripts/dev.sh db-stop   stop the embedded PostgreSQL (var/postgres) that run and test start
 #   sh scripts/dev.sh python    print the Python >= 3.12 that install would use
 set -eu
 
@@ -43,8 +48,10 @@ find_python() {
     return 1
 }
 
+LOCK_FILE=requirements/dev.txt
+
 requirements_stamp() {
-    "$VENV/bin/python" -c 'import hashlib, sys; print(hashlib.sha256(open("requirements.txt", "rb").read()).hexdigest() + sys.version)'
+    "$VENV/bin/python" -c 'import hashlib, sys; print(hashlib.sha256(open(sys.argv[1], "rb").read()).hexdigest() + sys.version)' "$LOCK_FILE"
 }
 
 install() {
@@ -57,8 +64,8 @@ install() {
     rm -rf "$VENV"
     "$python" -m venv "$VENV"
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip
-    say "Installing requirements.txt into .venv (a minute or two the first time)"
-    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r requirements.txt
+    say "Installing $LOCK_FILE into .venv (a few minutes the first time)"
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --require-hashes -r "$LOCK_FILE"
     requirements_stamp >"$VENV/.requirements-stamp"
 }
 
@@ -82,7 +89,7 @@ run() {
     load_env_file
     export DJANGO_DEBUG="${DJANGO_DEBUG:-true}"
     manage="$VENV/bin/python manage.py"
-    say "Database: ${DATABASE_URL:-SQLite file var/quizsite.sqlite3}; broker: ${REDIS_URL:-${CELERY_BROKER_URL:-embedded (files under var/broker)}}"
+    say "Database: ${DATABASE_URL:-PostgreSQL the project starts under var/postgres}; broker: ${REDIS_URL:-${CELERY_BROKER_URL:-embedded (files under var/broker)}}"
     $manage migrate --no-input -v 0
     $manage load_decks
     port=$(free_port "${PORT:-8000}")
@@ -110,6 +117,19 @@ run_tests() {
     exec "$VENV/bin/python" -m pytest --numprocesses auto --maxprocesses 4 --dist loadscope "$@"
 }
 
+lock() {
+    install
+    upgrade=""
+    [ -n "${UPGRADE:-}" ] && upgrade="--upgrade"
+    # web.txt, worker.txt and dev.txt each pin every package of its role; a role's lock never widens
+    # another's. Python 3.12 is the oldest the project runs on; the hashes cover every platform's files.
+    for role in web worker dev; do
+        "$VENV/bin/uv" pip compile --quiet --generate-hashes --python-version "$MIN_PYTHON" $upgrade \
+            --annotation-style line --custom-compile-command "make lock" \
+            "requirements/$role.in" -o "requirements/$role.txt"
+    done
+}
+
 # Settings for both commands may live in .env (see .env.example); the environment wins over it.
 load_env_file() {
     [ -f "$ROOT/.env" ] || return 0
@@ -133,6 +153,9 @@ case "$command" in
     install) install ;;
     run) run ;;
     test) run_tests "$@" ;;
+    test-fast) run_tests -m "not slow" "$@" ;;
+    lock) lock ;;
+    db-stop) install; "$VENV/bin/python" -m quizsite.local_database stop ;;
     python) find_python ;;
-    *) say "usage: sh scripts/dev.sh install|run|test|python [pytest arguments]"; exit 2 ;;
+    *) say "usage: sh scripts/dev.sh install|run|test|test-fast|lock|db-stop|python [pytest arguments]"; exit 2 ;;
 esac

@@ -67,7 +67,7 @@ def _database_check() -> ComponentHealth:
         return _failed(exc)
     finally:
         connection.close()
-    return ComponentHealth(ok=True, detail=connection.vendor)
+    return ComponentHealth(ok=True, detail="postgresql")
 
 
 def database_health(*, timeout: float = DATABASE_CHECK_SECONDS) -> ComponentHealth:

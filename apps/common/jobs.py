@@ -349,7 +349,7 @@ def jobs_recover(kind: JobKind, *, now: datetime) -> Recovered:
 
 def jobs_resume(*, now: datetime | None = None) -> dict[str, Recovered] | None:
     """One round for every kind: what it recovered, by task name; None when another process's round
-    is running (on PostgreSQL; on SQLite, one writer at a time anyway, each round just runs)."""
+    is running (the round holds a PostgreSQL session lock)."""
     with _resuming_alone() as alone:
         if not alone:
             return None
@@ -359,9 +359,6 @@ def jobs_resume(*, now: datetime | None = None) -> dict[str, Recovered] | None:
 
 @contextmanager
 def _resuming_alone() -> Iterator[bool]:
-    if connection.vendor != "postgresql":
-        yield True
-        return
     with connection.cursor() as cursor:
         # A session lock, not a transaction's: it is held while the round hands jobs to the broker after
         # its commits, and it goes with the session if the process dies.

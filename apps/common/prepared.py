@@ -54,7 +54,7 @@ def prepared_cursor(connection: Any) -> Any:
     transaction-pooling proxies); DATABASE_PREPARED_STATEMENTS=false does without them here too.
     Queries go through Django's cursor wrapper all the same: they are logged and counted.
     """
-    if connection.vendor != "postgresql" or not settings.DATABASE_PREPARED_STATEMENTS:
+    if not settings.DATABASE_PREPARED_STATEMENTS:
         return connection.cursor()
     # As Django's own connection.cursor(): the health check, then the connection.
     connection.close_if_health_check_failed()
@@ -82,7 +82,7 @@ class _LoggedCursor(CursorDebugWrapper):
 
 @functools.cache
 def _preparing_cursor_class() -> Any:
-    # Imported here: a laptop on SQLite never loads the PostgreSQL backend.
+    # Imported when first needed: Django loads its database backend after settings, not at import time.
     from django.db.backends.postgresql.base import ServerBindingCursor
 
     class PreparingCursor(ServerBindingCursor):

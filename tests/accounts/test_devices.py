@@ -138,10 +138,9 @@ def test_tokens_from_before_devices_keep_working_after_the_migration(learner):
     migration = importlib.import_module("apps.accounts.migrations.0005_device_tokens_from_account_tokens")
     old_key = "9944b09199c62bcf9418ad846dd0e4bbdfc6ee4b"
     with connection.cursor() as cursor:
-        created = "timestamp with time zone" if connection.vendor == "postgresql" else "datetime"
         cursor.execute(
             "CREATE TABLE authtoken_token "
-            f"(key varchar(40) PRIMARY KEY, user_id integer NOT NULL, created {created} NOT NULL)"
+            "(key varchar(40) PRIMARY KEY, user_id integer NOT NULL, created timestamp with time zone NOT NULL)"
         )
         cursor.execute(
             "INSERT INTO authtoken_token (key, user_id, created) VALUES (%s, %s, %s)",

@@ -158,11 +158,6 @@ def test_retry_after_counts_down_from_the_window(learner, settings):
     assert login_locked_for(email=EMAIL, address=ELSEWHERE, now=started + 100) == 0
 
 
-@pytest.mark.skipif(
-    connection.vendor != "postgresql",
-    reason="SQLite serialises every writer on one file lock, so it cannot show a lost update; "
-    "run with DATABASE_URL=postgres://... to test row locking.",
-)
 @pytest.mark.django_db(transaction=True)
 def test_failures_at_the_same_moment_are_all_counted(settings):
     settings.LOGIN_LOCKOUT_FAILURES = 16

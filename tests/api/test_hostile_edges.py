@@ -79,7 +79,6 @@ def test_every_time_in_the_responses_is_written_with_z(shipped_course, learner, 
         assert not _PLUS_ZERO.search(body), _PLUS_ZERO.search(body)
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="ends a PostgreSQL backend")
 @pytest.mark.django_db(transaction=True)
 class TestALostDatabaseConnection:
     """The server ends the connection a request is using: a read is tried again, a write is a 503."""
@@ -186,7 +185,6 @@ def test_every_setting_the_docs_give_a_figure_for_has_that_default():
     assert differing == {}
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="the learner's turn is a PostgreSQL advisory lock")
 @pytest.mark.django_db(transaction=True)
 def test_uploads_sent_at_once_by_one_learner_hold_no_thread_waiting(shipped_course, learner):
     """All but the upload holding the learner's turn are refused at once, not after a wait."""

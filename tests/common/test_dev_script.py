@@ -54,7 +54,7 @@ def test_no_suitable_python_is_explained(tmp_path):
     assert "PYTHON=/path/to/python3.12" in result.stderr
 
 
-def test_run_points_mail_links_at_the_port_it_serves_on(tmp_path):
+def test_run_points_mail_links_at_the_port_it_serves_on(tmp_path, request):
     """`run` with the port it asked for taken: the server, and the links in mail, move to the next one."""
 
     venv = tmp_path / "venv"
@@ -70,8 +70,8 @@ def test_run_points_mail_links_at_the_port_it_serves_on(tmp_path):
         [
             str(python),
             "-c",
-            "import hashlib, sys; print(hashlib.sha256(open('requirements.txt', 'rb').read()).hexdigest()"
-            " + sys.version)",
+            "import hashlib, sys; print(hashlib.sha256(open(sys.argv[1], 'rb').read()).hexdigest() + sys.version)",
+            "requirements/dev.txt",
         ],
         cwd=REPO_ROOT,
         capture_output=True,
@@ -79,12 +79,14 @@ def test_run_points_mail_links_at_the_port_it_serves_on(tmp_path):
         check=True,
     ).stdout
     (venv / ".requirements-stamp").write_text(stamp)
+    # No DATABASE_URL, as on a fresh laptop: the run starts the embedded PostgreSQL under its var folder.
     env = {key: value for key, value in os.environ.items() if key not in {"SITE_URL", "PORT", "DATABASE_URL"}}
-    env |= {
-        "QUIZSITE_VENV": str(venv),
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
-        "QUIZSITE_VAR_DIR": str(tmp_path),
-    }
+    env |= {"QUIZSITE_VENV": str(venv), "QUIZSITE_VAR_DIR": str(tmp_path)}
+    request.addfinalizer(
+        lambda: subprocess.run(
+            [sys.executable, "-m", "quizsite.local_database", "stop"], cwd=REPO_ROOT, env=env, check=True, timeout=60
+        )
+    )
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()

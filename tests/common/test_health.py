@@ -69,10 +69,7 @@ def _database_at(monkeypatch, port: int) -> None:
 
 
 def test_a_database_that_cannot_be_reached_is_503(api_client, monkeypatch):
-    if connection.vendor == "postgresql":
-        _database_at(monkeypatch, free_port())
-    else:
-        monkeypatch.setitem(connection.settings_dict, "NAME", "/nonexistent-folder/quizsite.sqlite3")
+    _database_at(monkeypatch, free_port())
     response = api_client.get("/healthz")
     assert response.status_code == 503
     body = response.json()
@@ -81,7 +78,6 @@ def test_a_database_that_cannot_be_reached_is_503(api_client, monkeypatch):
     assert body["cache"]["ok"] is True
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="a database server that never answers: PostgreSQL")
 def test_a_database_that_never_answers_is_given_up_after_its_limit(api_client, monkeypatch):
     # A socket that listens but never accepts: the kernel completes the connection and nothing speaks.
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as silent:

@@ -11,7 +11,7 @@ import sys
 from datetime import timedelta
 
 import pytest
-from django.db import connection, connections
+from django.db import connections
 from django.utils import timezone
 
 from apps.common.jobs import (
@@ -168,7 +168,6 @@ def test_the_resume_round_hands_over_lost_and_stopped_jobs_of_every_kind_once_an
     assert again is not None and again[RESCHEDULES.task_name].handed_over == 0
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="the round's lock is PostgreSQL's")
 def test_one_resume_round_at_a_time():
     """While one process runs the round, another's returns at once without doing anything."""
     other = connections.create_connection("default")

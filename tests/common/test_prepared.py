@@ -66,11 +66,9 @@ def test_it_is_counted_as_a_query_and_prepared_once_on_postgresql():
     assert len(captured.captured_queries) == 2
     # Logged as any query is: the statement with its values.
     assert all(token.token_key in logged["sql"] for logged in captured.captured_queries), captured.captured_queries
-    if connection.vendor == "postgresql":
-        assert sum('"accounts_devicetoken"' in statement for statement in _prepared_statements()) == 1
+    assert sum('"accounts_devicetoken"' in statement for statement in _prepared_statements()) == 1
 
 
-@pytest.mark.skipif("connection.vendor != 'postgresql'")
 def test_prepared_statements_can_be_turned_off():
     token = _learner("di", settings=False)
     with override_settings(DATABASE_PREPARED_STATEMENTS=False):

@@ -7,7 +7,6 @@ import uuid
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.db import connection
 from django.test import override_settings
 
 from apps.content.models import PipelineExercise
@@ -211,10 +210,6 @@ def test_a_malformed_client_submission_id_is_a_400(learner_client, shipped_cours
     assert not Submission.objects.exists()
 
 
-@pytest.mark.skipif(
-    connection.vendor != "postgresql",
-    reason="SQLite serialises every writer on one file lock; run with DATABASE_URL=postgres://...",
-)
 @pytest.mark.django_db(transaction=True)
 def test_one_submission_retried_at_once_is_stored_and_queued_once(learner, shipped_course, monkeypatch):
     queued: list[int] = []

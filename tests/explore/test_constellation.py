@@ -125,8 +125,8 @@ def test_same_course_file_gives_the_same_coordinates_in_a_fresh_database():
     call_command("flush", interactive=False, verbosity=0)
     assert not Course.objects.exists()
     assert not ConstellationLayout.objects.exists()
-    # A card of another course first, so the reloaded rows get other ids on every database (SQLite
-    # would otherwise hand out the same ids again after the flush).
+    # A card of another course first, so the reloaded rows get other ids whatever the database hands out
+    # after the flush.
     other = Course.objects.create(slug="other-course", title="Other")
     lesson = Lesson.objects.create(course=other, slug="other-lesson", title="Other", position=0)
     deck = Deck.objects.create(lesson=lesson, slug="other-deck", title="Other", position=0)

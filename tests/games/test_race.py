@@ -6,7 +6,6 @@ import uuid
 from typing import Any
 
 import pytest
-from django.db import connection
 
 from apps.games.models import MatchAttempt, MatchBoard
 from apps.srs.models import ReviewLog
@@ -15,10 +14,6 @@ from tests.support.games import answers, attempt
 from tests.support.reviews import run_together
 
 pytestmark = [
-    pytest.mark.skipif(
-        connection.vendor != "postgresql",
-        reason="SQLite serialises every writer on one file lock; run with DATABASE_URL=postgres://...",
-    ),
     pytest.mark.django_db(transaction=True),
 ]
 

@@ -6,7 +6,6 @@ import uuid
 from typing import Any
 
 import pytest
-from django.db import connection
 
 from apps.quizzes.models import QuestionMemory, QuizAnswer, QuizAttempt
 from apps.srs.models import ReviewLog
@@ -15,7 +14,6 @@ from tests.support.quizzes import answer_raw, as_ids, start
 from tests.support.reviews import run_together
 
 pytestmark = [
-    pytest.mark.skipif(connection.vendor != "postgresql", reason="row locking needs PostgreSQL"),
     pytest.mark.django_db(transaction=True),
 ]
 

@@ -7,7 +7,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from django.db import connection
 
 from apps.content.models import Card
 from apps.srs.core.scheduling import MemoryState, Rating, ReviewEvent, replay
@@ -19,11 +18,6 @@ from tests.support.api import client_with_token, learner_with_token
 from tests.support.reviews import load_balancing_off, post_review, review_body, run_together
 
 pytestmark = [
-    pytest.mark.skipif(
-        connection.vendor != "postgresql",
-        reason="SQLite serialises every writer on one file lock, so it cannot show a lost update; "
-        "run with DATABASE_URL=postgres://... to test row locking.",
-    ),
     pytest.mark.django_db(transaction=True),
 ]
 

@@ -35,6 +35,7 @@ from apps.srs.models import CardMemory, ReviewLog, SchedulingSettings
 from apps.srs.reviews.due_load import due_load_get
 from apps.srs.settings.rules import SettingsInvalid, scheduling_settings_errors, scheduling_settings_values
 from apps.srs.settings.services import scheduling_settings_update
+from tests.support.due_load_reference import due_counts_read_here, reviewed_since_read_here
 from tests.support.reviews import DECK, post_review, review_body, without_recall_time
 
 pytestmark = pytest.mark.django_db
@@ -474,16 +475,15 @@ def test_due_counts_are_grouped_by_the_learners_day_across_a_clock_change(learne
         day: count for day, count in expected.items() if date(2026, 3, 6) <= day <= date(2026, 3, 9)
     }
     assert sum(load.due_counts.values()) < len(rows) - 1
-    if connection.vendor == "postgresql":
-        # Counted by the database and counted here alike, over spans with a gap between them, and
-        # without an archived card.
-        Card.objects.filter(pk=rows[5].card_id).update(archived=True)
-        spans = [(date(2026, 3, 6), date(2026, 3, 6)), (date(2026, 3, 8), date(2026, 3, 9))]
-        in_sql = due_load_get(learner_id=learner.pk, settings=settings, spans=spans, in_database=True)
-        here = due_load_get(learner_id=learner.pk, settings=settings, spans=spans, in_database=False)
-        assert in_sql.due_counts == here.due_counts
-        assert date(2026, 3, 7) not in in_sql.due_counts
-        assert set(in_sql.due_counts) == {date(2026, 3, 6), date(2026, 3, 8), date(2026, 3, 9)}
+    # Counted by the database and counted here alike, over spans with a gap between them, and
+    # without an archived card.
+    Card.objects.filter(pk=rows[5].card_id).update(archived=True)
+    spans = [(date(2026, 3, 6), date(2026, 3, 6)), (date(2026, 3, 8), date(2026, 3, 9))]
+    in_sql = due_load_get(learner_id=learner.pk, settings=settings, spans=spans)
+    here = due_counts_read_here(learner_id=learner.pk, settings=settings, spans=spans)
+    assert in_sql.due_counts == here
+    assert date(2026, 3, 7) not in in_sql.due_counts
+    assert set(in_sql.due_counts) == {date(2026, 3, 6), date(2026, 3, 8), date(2026, 3, 9)}
 
 
 # --- labels that hold through a session -------------------------------------------------------------------------
@@ -557,9 +557,8 @@ def test_every_label_holds_for_a_session_reviewed_offline_and_synced_as_one_batc
     assert _labels_kept(items, list(zip(names, response.json()["results"], strict=True))) == []
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="the database reads the days only on PostgreSQL")
 def test_the_database_tells_each_reviewed_cards_days_as_the_states_do(learner, learner_client, deck_cards):
-    """reviewed_since on PostgreSQL (days counted in SQL) gives what reading every state here gives."""
+    """reviewed_since (days counted in SQL) gives what reading every state here gives."""
     from apps.srs.reviews.due_load import reviewed_since
 
     _settings(learner_client, timezone="America/New_York", day_start_hour=4)
@@ -582,12 +581,11 @@ def test_the_database_tells_each_reviewed_cards_days_as_the_states_do(learner, l
     Card.objects.filter(pk=deck_cards[3].pk).update(archived=True)
     settings = SchedulingSettings.objects.get(learner=learner)
 
-    def read(*, in_database: bool) -> list[Any]:
-        rows = reviewed_since(learner_id=learner.pk, settings=settings, day_start=day_start, in_database=in_database)
-        return sorted(rows, key=lambda row: row.card_id)
-
-    in_sql = read(in_database=True)
-    assert in_sql == read(in_database=False)
+    in_sql = sorted(
+        reviewed_since(learner_id=learner.pk, settings=settings, day_start=day_start), key=lambda row: row.card_id
+    )
+    here = reviewed_since_read_here(learner_id=learner.pk, settings=settings, day_start=day_start)
+    assert in_sql == sorted(here, key=lambda row: row.card_id)
     assert {row.card_id for row in in_sql} == {card.pk for card in deck_cards[:7]}
     assert sum(row.day_then is not None for row in in_sql) == 4
     assert sum(not row.weighs for row in in_sql) == 2

@@ -310,10 +310,6 @@ def race_learner() -> Any:
     return learner
 
 
-needs_postgresql = pytest.mark.skipif(connection.vendor != "postgresql", reason="The race needs PostgreSQL's locks.")
-
-
-@needs_postgresql
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("asked_for", [False, True], ids=["nightly", "asked for"])
 def test_two_runs_at_once_make_one_fit(asked_for):
@@ -329,7 +325,6 @@ def test_two_runs_at_once_make_one_fit(asked_for):
     assert fit.trigger == (ParameterFitTrigger.REQUEST if asked_for else ParameterFitTrigger.SCHEDULE)
 
 
-@needs_postgresql
 @pytest.mark.django_db(transaction=True)
 def test_a_run_that_finds_the_fit_being_claimed_by_another_worker_does_nothing_without_waiting():
     learner = race_learner()

@@ -7,7 +7,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from django.db import connection
 from rest_framework.test import APIClient
 
 from apps.srs.models import DeckPass, SchedulingSettings
@@ -15,11 +14,6 @@ from tests.support.api import make_learner
 from tests.support.reviews import DECK, run_together
 
 pytestmark = [
-    pytest.mark.skipif(
-        connection.vendor != "postgresql",
-        reason="SQLite serialises every writer on one file lock, so there is no race to show; "
-        "run with DATABASE_URL=postgres://... to test it.",
-    ),
     pytest.mark.django_db(transaction=True),
 ]
 

@@ -10,7 +10,6 @@ from typing import Any
 import fsrs
 import pytest
 from django.contrib.auth import get_user_model
-from django.db import connection
 from fsrs import scheduler as fsrs_scheduler
 
 from apps.common.jobs import jobs_recover, jobs_stalled
@@ -366,7 +365,6 @@ def test_a_run_whose_worker_died_goes_on_where_it_stopped(studied, monkeypatch):
 # --- reviews arriving meanwhile ----------------------------------------------------------------------------------
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="the race needs PostgreSQL's row and advisory locks")
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("round_", range(3))
 def test_a_review_arriving_during_a_run_is_never_overwritten(monkeypatch, round_):
@@ -405,7 +403,6 @@ def test_a_review_arriving_during_a_run_is_never_overwritten(monkeypatch, round_
             assert memory.due == due_under(old, config=expected, learner_id=learner.pk, card_id=card_id)
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="the race needs PostgreSQL's row locks")
 @pytest.mark.django_db(transaction=True)
 def test_a_run_delivered_twice_at_once_runs_once():
     learner, _ = learner_with_token("twice")

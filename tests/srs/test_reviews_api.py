@@ -960,14 +960,12 @@ def test_a_batch_failing_part_way_leaves_nothing(learner, deck_cards):
     now = datetime(2026, 3, 1, 12, tzinfo=UTC)
     reviews_submit(learner=learner, reviews=_inputs(deck_cards[:2], now - timedelta(days=3)), now=now)
     snapshot = database_snapshot()
-    # Cards already reviewed and new ones: their memory rows are written by two statements. Elsewhere the
-    # second fails; on PostgreSQL every write goes in one round trip, which fails once all have run.
-    failure: _FailCardMemoryWrite | _FailAfterWrites = (
-        _FailAfterWrites() if connection.vendor == "postgresql" else _FailCardMemoryWrite(nth=2)
-    )
+    # Cards already reviewed and new ones: their memory rows are written by two statements, and every
+    # write goes in one round trip, which fails once all have run.
+    failure = _FailAfterWrites()
     with connection.execute_wrapper(failure), pytest.raises(DatabaseError):
         reviews_submit(learner=learner, reviews=_inputs(deck_cards[:5], now - timedelta(days=1)), now=now)
-    assert failure.seen == (1 if connection.vendor == "postgresql" else 2)
+    assert failure.seen == 1
     assert database_snapshot() == snapshot
 
 

@@ -482,10 +482,9 @@ def test_review_query_count_is_fixed_and_within_budget(learner, learner_client, 
 
     first, token, _ = _review_queries(learner_client, review_body(deck_cards[0], 3, ago(days=20)))
     # The learner's write turn with the card's visibility, its memory row, locked, and the course memory
-    # models in use; then the log's insert and the memory's. On PostgreSQL each is one round trip; on SQLite
-    # each statement is its own (settings come with the token). A transaction's BEGIN and COMMIT come on
-    # top: five in all on PostgreSQL.
-    assert len(first) == (2 if connection.vendor == "postgresql" else 5), first
+    # models in use; then the log's insert and the memory's. Each is one round trip (settings come with
+    # the token).
+    assert len(first) == 2, first
     assert len(token) == 1
     assert len(first) + len(token) <= QUERY_BUDGET
 
@@ -503,11 +502,9 @@ def test_review_query_count_is_fixed_and_within_budget(learner, learner_client, 
 
     duplicate, token, data = _review_queries(learner_client, body)
     assert data["duplicate"] is True
-    # A resent id is caught by the log's unique constraint, then looked up: dearer, still in budget. The
-    # budget counts PostgreSQL's round trips; on SQLite the turn's reads are a statement each, and the first
-    # attempt's course-model read (which rides in the turn's round trip on PostgreSQL) is one more.
-    budget = QUERY_BUDGET if connection.vendor == "postgresql" else QUERY_BUDGET + 1
-    assert len(duplicate) + len(token) <= budget
+    # A resent id is caught by the log's unique constraint, then looked up: dearer, still in budget (the
+    # budget counts round trips).
+    assert len(duplicate) + len(token) <= QUERY_BUDGET
 
 
 def test_a_late_review_costs_one_more_query_whatever_the_history(learner, learner_client, deck_cards):

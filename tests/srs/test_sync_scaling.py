@@ -29,12 +29,6 @@ from apps.srs.settings.services import scheduling_settings_update
 from tests.support.api import client_with_token, learner_with_token
 from tests.support.reviews import JOIN_TIMEOUT_S, load_balancing_off
 
-postgresql_only = pytest.mark.skipif(
-    connection.vendor != "postgresql",
-    reason="waiting for a learner's turn and for row locks is bounded on PostgreSQL; SQLite has one writer",
-)
-plans_of_postgresql = pytest.mark.skipif(connection.vendor != "postgresql", reason="reads PostgreSQL's query plan")
-
 NOW = datetime(2026, 3, 1, 12, tzinfo=UTC)
 
 
@@ -202,10 +196,8 @@ def _late_batch(cards: list[Card]) -> list[ReviewInput]:
     ]
 
 
-def _review_log_rows_read() -> int | None:
-    """Rows of the review log PostgreSQL has read in this transaction so far (None on other databases)."""
-    if connection.vendor != "postgresql":
-        return None
+def _review_log_rows_read() -> int:
+    """Rows of the review log PostgreSQL has read in this transaction so far."""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0) FROM pg_stat_xact_user_tables "
@@ -220,14 +212,13 @@ def _review_log_rows_read() -> int | None:
 def test_queries_per_late_batch_do_not_grow_with_the_history(deck_cards):
     cards = deck_cards[:10]
     learners = {reviews: _learner_with_history(f"history-{reviews}", cards, reviews) for reviews in (50, 500)}
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            # On a table this small the planner may read it whole, or hash it whole for a join; at
-            # scale it looks rows up by index, as it is made to here.
-            cursor.execute(f"ANALYZE {ReviewLog._meta.db_table}")
-            cursor.execute(
-                "SET LOCAL enable_seqscan = off; SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off"
-            )
+    with connection.cursor() as cursor:
+        # On a table this small the planner may read it whole, or hash it whole for a join; at
+        # scale it looks rows up by index, as it is made to here.
+        cursor.execute(f"ANALYZE {ReviewLog._meta.db_table}")
+        cursor.execute(
+            "SET LOCAL enable_seqscan = off; SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off"
+        )
     counts, rows = [], []
     for reviews, learner in learners.items():
         read_before = _review_log_rows_read()
@@ -237,19 +228,18 @@ def test_queries_per_late_batch_do_not_grow_with_the_history(deck_cards):
         assert all(outcome.replayed for outcome in outcomes)
         statements = [q["sql"] for q in captured.captured_queries if not q["sql"].startswith(("SAVEPOINT", "RELEASE"))]
         counts.append(len(statements))
-        rows.append(read_after - read_before if read_after is not None and read_before is not None else None)
+        rows.append(read_after - read_before)
         assert ReviewLog.objects.filter(learner=learner).count() == reviews + 2 * len(cards)
         assert_consistent(learner, [card.pk for card in cards])
-    # Cards visible, the learner's turn (PostgreSQL), settings, memories, tails, new logs, rewritten
+    # Cards visible, the learner's turn, settings, memories, tails, new logs, rewritten
     # states, memories again: one statement each, however long the history.
     assert counts[0] == counts[1], counts
     assert counts[1] <= 9, counts
     # The rows read are each card's tail, the review before it and the ones rewritten, not its history.
     assert rows[0] == rows[1], rows
-    assert rows[1] is None or rows[1] < 100, rows
+    assert rows[1] < 100, rows
 
 
-@plans_of_postgresql
 @pytest.mark.django_db
 def test_the_tail_is_read_through_the_card_time_index(deck_cards):
     cards = deck_cards[:10]
@@ -319,7 +309,6 @@ def _assert_sync_in_progress(response: Any, waited: float, *, at_once: bool = Fa
         assert 0.9 <= waited < 8, waited
 
 
-@postgresql_only
 @pytest.mark.django_db(transaction=True)
 @override_settings(REVIEW_SYNC_LOCK_WAIT_SECONDS=LONG_LOCK_WAIT_S)
 def test_an_upload_while_another_holds_the_learners_turn_is_refused_at_once_and_writes_nothing(deck_cards):
@@ -352,7 +341,6 @@ def test_an_upload_while_another_holds_the_learners_turn_is_refused_at_once_and_
     assert assert_consistent(learner, cards) == 3 * len(cards)
 
 
-@postgresql_only
 @pytest.mark.django_db(transaction=True)
 @override_settings(REVIEW_SYNC_LOCK_WAIT_SECONDS=1)
 def test_a_review_kept_waiting_for_a_row_lock_is_refused_the_same_way(deck_cards):

@@ -146,8 +146,6 @@ def database_settles(seconds: float = 10.0) -> None:
     """Wait until no other session on the test database is running a query or holds a transaction open."""
     from django.db import connection
 
-    if connection.vendor != "postgresql":
-        return
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         with connection.cursor() as cursor:

@@ -8,6 +8,7 @@ import subprocess
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from urllib.parse import quote
 
 import pytest
 from django.db import connection
@@ -84,6 +85,6 @@ def redis_server() -> Iterator[RedisServer]:
 def worker_database_url() -> str:
     """The test database as a URL, for the worker processes a test starts."""
     settings = connection.settings_dict
-    if settings["ENGINE"].endswith("sqlite3"):
-        return f"sqlite:///{settings['NAME']}"
-    return f"postgres://{settings['USER']}@{settings['HOST']}:{settings['PORT']}/{settings['NAME']}"
+    host = quote(settings["HOST"], safe="")  # a Unix socket's folder (the embedded server) is a host too
+    port = f":{settings['PORT']}" if settings["PORT"] else ""
+    return f"postgres://{settings['USER']}@{host}{port}/{settings['NAME']}"

@@ -202,14 +202,11 @@ WHERE memory.id = new.id
 def _dues_store(moved: list[CardMemory], *, now: datetime) -> None:
     if not moved:
         return
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(
-                _DUES_SQL.format(table=CardMemory._meta.db_table),
-                [now, [memory.pk for memory in moved], [memory.due for memory in moved]],
-            )
-        return
-    CardMemory.objects.bulk_update(moved, ["due", "updated_at"])
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _DUES_SQL.format(table=CardMemory._meta.db_table),
+            [now, [memory.pk for memory in moved], [memory.due for memory in moved]],
+        )
 
 
 # What memory_state_of reads of a row.

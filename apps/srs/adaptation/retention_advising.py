@@ -12,13 +12,11 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import statistics
-from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Aggregate, Count, FloatField, IntegerField, Value
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, Coalesce
@@ -215,19 +213,12 @@ def review_timings_get(*, learner_id: int, now: datetime) -> dict[tuple[int, int
         .order_by()
     )
     # A standing review always has a rating (the review_log_kind_fields constraint).
-    if connection.vendor == "postgresql":
-        rows = (
-            recent.values("stage_before", "rating")
-            .annotate(timed=Count("id"), median_ms=_Median("duration_ms"))
-            .values_list("stage_before", "rating", "timed", "median_ms")
-        )
-        return {(stage, rating or 0): (timed, median_ms / 1000.0) for stage, rating, timed, median_ms in rows}
-    # Other databases (SQLite on a laptop) have no median aggregate: a year of one learner's timings is small.
-    durations: dict[tuple[int, int], list[int]] = defaultdict(list)
-    for stage, rating, duration_ms in recent.values_list("stage_before", "rating", "duration_ms").iterator():
-        if duration_ms is not None:  # filtered out above; the column itself may be null
-            durations[(stage, rating or 0)].append(duration_ms)
-    return {key: (len(values), statistics.median(values) / 1000.0) for key, values in durations.items()}
+    rows = (
+        recent.values("stage_before", "rating")
+        .annotate(timed=Count("id"), median_ms=_Median("duration_ms"))
+        .values_list("stage_before", "rating", "timed", "median_ms")
+    )
+    return {(stage, rating or 0): (timed, median_ms / 1000.0) for stage, rating, timed, median_ms in rows}
 
 
 def retention_advice_run(*, advice_id: int, now: datetime | None = None) -> StoredRetentionAdvice | None:

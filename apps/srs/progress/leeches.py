@@ -11,7 +11,7 @@ from apps.common.errors import NotFound
 from apps.content.models import visible_card_filter
 from apps.srs.models import CardMemory
 
-# Ids are 64-bit; SQLite cannot even bind a larger number in a query, and no card has one.
+# Ids are 64-bit (bigint): a larger number cannot be bound as one, and no card has one.
 MAX_ID = 2**63 - 1
 
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
-from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import date, datetime, time, timedelta
@@ -12,10 +10,9 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from django.db import connection
-from django.db.models import OuterRef, Q, Subquery
 
 from apps.common.prepared import prepared_cursor
-from apps.content.models import Card, visible_card_filter
+from apps.content.models import Card
 from apps.srs.core.load_balancing import (
     WEEKDAYS,
     DueLoad,
@@ -24,7 +21,7 @@ from apps.srs.core.load_balancing import (
     previews_balanced,
 )
 from apps.srs.core.population import CardConfigs
-from apps.srs.core.scheduling import MemoryStage, MemoryState, Rating, learner_day
+from apps.srs.core.scheduling import MemoryStage, MemoryState, Rating
 from apps.srs.models import CardMemory, ReviewKind, ReviewLog, SchedulingSettings
 
 
@@ -85,42 +82,24 @@ def due_load_get(
     learner_id: int,
     settings: SchedulingSettings,
     spans: Iterable[tuple[date, date]],
-    in_database: bool | None = None,
 ) -> DueLoad:
     """The learner's review cards due on each of their days in `spans` (first and last day, inclusive): one query.
 
     Counted are the cards a study session would show that day: in the review stage, not suspended,
-    not archived. Days with nothing due are left out. On PostgreSQL (`in_database`, by default where
-    it can) the database counts the days, in one prepared statement over the days from the first
-    span's to the last's; elsewhere the due times are read and counted here.
+    not archived. Days with nothing due are left out. The database counts the days, in one prepared
+    statement over the days from the first span's to the last's.
     """
     basis = due_load_basis(settings)
     merged = _merged(spans)
     if not merged:
         return basis
-    if in_database is None:
-        in_database = connection.vendor == "postgresql"
-    if in_database:
-        sql, visible_params = _due_counts_sql()
-        start, end = _start_of(merged[0][0], settings), _start_of(merged[-1][1] + timedelta(days=1), settings)
-        params = [settings.timezone, settings.day_start_hour, learner_id, start, end, *visible_params]
-        with prepared_cursor(connection) as cursor:
-            cursor.execute(sql, params)
-            every_day: Mapping[date, int] = dict(cursor.fetchall())
-        counts = {day: cards for day, cards in every_day.items() if _within(day, merged)}
-    else:
-        windows = Q()
-        for first, last in merged:
-            windows |= Q(due__gte=_start_of(first, settings), due__lt=_start_of(last + timedelta(days=1), settings))
-        due = CardMemory.objects.filter(
-            windows, visible_card_filter("card__"), learner_id=learner_id, stage=MemoryStage.REVIEW, suspended=False
-        )
-        counts = dict(
-            Counter(
-                learner_day(moment, timezone=settings.timezone, day_start_hour=settings.day_start_hour)
-                for moment in due.values_list("due", flat=True)
-            )
-        )
+    sql, visible_params = _due_counts_sql()
+    start, end = _start_of(merged[0][0], settings), _start_of(merged[-1][1] + timedelta(days=1), settings)
+    params = [settings.timezone, settings.day_start_hour, learner_id, start, end, *visible_params]
+    with prepared_cursor(connection) as cursor:
+        cursor.execute(sql, params)
+        every_day: Mapping[date, int] = dict(cursor.fetchall())
+    counts = {day: cards for day, cards in every_day.items() if _within(day, merged)}
     return DueLoad(
         due_counts=counts,
         timezone=basis.timezone,
@@ -187,57 +166,18 @@ class ReviewedSince:
     weighs: bool
 
 
-def reviewed_since(
-    *, learner_id: int, settings: SchedulingSettings, day_start: datetime, in_database: bool | None = None
-) -> list[ReviewedSince]:
+def reviewed_since(*, learner_id: int, settings: SchedulingSettings, day_start: datetime) -> list[ReviewedSince]:
     """The learner's cards reviewed since `day_start` (their first review since then not undone).
 
-    On PostgreSQL the database reads the states and counts the days (`in_database`, by default where
-    it can); elsewhere each row's earlier state is read here. Rows whose earlier state is not a state
-    are left out, as they tell no day.
+    The database reads the states and counts the days. Rows whose earlier state is not a state are
+    left out, as they tell no day.
     """
-    if in_database is None:
-        in_database = connection.vendor == "postgresql"
-    if in_database:
-        zone, hour = settings.timezone, settings.day_start_hour
-        params = [zone, hour, zone, hour, ReviewKind.REVIEW.value, day_start, learner_id, day_start]
-        with prepared_cursor(connection) as cursor:
-            cursor.execute(_REVIEWED_SINCE_SQL, params)
-            rows = cursor.fetchall()
-        return [ReviewedSince(card, now, then, weighs) for card, now, then, weighs, readable in rows if readable]
-    first_review_today = (
-        ReviewLog.objects.standing()
-        .filter(learner_id=OuterRef("learner_id"), card_id=OuterRef("card_id"), reviewed_at__gte=day_start)
-        .order_by("reviewed_at", "pk")
-    )
-    # A standing review since the day began leaves the card's last review at or after it.
-    reviewed = CardMemory.objects.filter(learner_id=learner_id, last_review__gte=day_start).annotate(
-        first_review_today=Subquery(first_review_today.values("pk")[:1]),
-        state_at_day_start=Subquery(first_review_today.values("state_before")[:1]),
-    )
-    basis = due_load_basis(settings)
-    found = []
-    for card_id, stage, due, suspended, archived, first_review, before in reviewed.values_list(
-        "card_id", "stage", "due", "suspended", "card__archived", "first_review_today", "state_at_day_start"
-    ):
-        if first_review is None:
-            # A row written without a review today (an import, a reset): it stands as it is.
-            continue
-        if isinstance(before, str):
-            # SQLite hands a JSON column through a subquery back as its text.
-            before = json.loads(before)
-        if not isinstance(before, dict) and before is not None:
-            continue
-        state = MemoryState.from_dict(before) if before is not None else None
-        found.append(
-            ReviewedSince(
-                card_id=card_id,
-                day_now=basis.day_of(due) if stage == MemoryStage.REVIEW else None,
-                day_then=basis.day_of(state.due) if state is not None and state.stage == MemoryStage.REVIEW else None,
-                weighs=not (suspended or archived),
-            )
-        )
-    return found
+    zone, hour = settings.timezone, settings.day_start_hour
+    params = [zone, hour, zone, hour, ReviewKind.REVIEW.value, day_start, learner_id, day_start]
+    with prepared_cursor(connection) as cursor:
+        cursor.execute(_REVIEWED_SINCE_SQL, params)
+        rows = cursor.fetchall()
+    return [ReviewedSince(card, now, then, weighs) for card, now, then, weighs, readable in rows if readable]
 
 
 def due_load_at_day_start(

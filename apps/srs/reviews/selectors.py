@@ -72,7 +72,7 @@ class StudyQueue:
     new_due: int
 
 
-# The queue is read in hand-written SQL, the same on PostgreSQL and SQLite: built and compiled by the
+# The queue is read in hand-written SQL: built and compiled by the
 # ORM, its two statements cost several times what running them does. Values travel as parameters;
 # only table and column names, the stage numbers and the deck's visibility (compiled by the ORM) are
 # formatted into the text.
@@ -105,11 +105,8 @@ _DONE_TODAY = """SELECT COUNT(*) FROM {review_log} AS log INNER JOIN {card} AS c
         WHERE log.learner_id = %s AND card.deck_id = deck.id AND log.kind = %s
             AND log.reviewed_at >= %s AND log.reviewed_at < %s
             AND NOT EXISTS (SELECT 1 FROM {review_log} AS undo WHERE undo.undo_of_id = log.id)"""
-# Whether a review's card was in the review stage before it, as each database reads JSON; and the parameter.
-_WAS_IN_REVIEW = {
-    "postgresql": ("(log.state_before -> 'stage') = %s::jsonb", json.dumps(_STAGES["review_stage"])),
-    "sqlite": ("json_extract(log.state_before, '$.stage') = %s", _STAGES["review_stage"]),
-}
+# Whether a review's card was in the review stage before it (parameter: the stage as JSON).
+_WAS_IN_REVIEW = "(log.state_before -> 'stage') = %s::jsonb"
 # The deck that {deck_filter} picks, with today's counts (parameters: as each part says; then how many new
 # cards to count at most; then the filter's).
 _COUNTS = """
@@ -152,8 +149,8 @@ SELECT * FROM (SELECT {new_columns} FROM {new} ORDER BY card.position LIMIT %s) 
 
 
 @cache
-def _cards_sql(vendor: str) -> str:
-    """`_CARDS` for the database of `vendor`, which types the null memory columns of new cards."""
+def _cards_sql() -> str:
+    """`_CARDS`, with the null memory columns of new cards typed as the memory table's."""
     card_columns = [f"card.{field.column}" for field in _ROW_FIELDS if field.model is Card]
     memory_fields = [field for field in _ROW_FIELDS if field.model is CardMemory]
     return _CARDS.format(
@@ -168,11 +165,11 @@ def _cards_sql(vendor: str) -> str:
     )
 
 
-def _counts_sql(*, was_in_review: str, deck_filter: str) -> str:
-    """`_COUNTS` for the deck `deck_filter` picks, reading JSON as `was_in_review` does."""
+def _counts_sql(*, deck_filter: str) -> str:
+    """`_COUNTS` for the deck `deck_filter` picks."""
     return _COUNTS.format(
         done_today=_DONE_TODAY.format(**_TABLES),
-        was_in_review=was_in_review,
+        was_in_review=_WAS_IN_REVIEW,
         studyable=_STUDYABLE.format(deck_id="deck.id", **_TABLES),
         new=_NEW.format(deck_id="deck.id", **_TABLES),
         learning_due=_LEARNING_DUE.format(**_STAGES),
@@ -213,14 +210,13 @@ def _study_queue(*, learner: Any, deck_filter: tuple[str, Sequence[Any]], now: d
     )
     # No more new cards can be due than a whole day allows, so counting stops there.
     new_counted = min(settings.new_cards_per_day, MAX_NEW_COUNTED)
-    was_in_review, review_stage = _WAS_IN_REVIEW[connection.vendor]
     done_today = (learner.pk, ReviewKind.REVIEW, day_start_value, day_end_value)
     found = _fetch(
-        _counts_sql(was_in_review=was_in_review, deck_filter=deck_filter[0]),
+        _counts_sql(deck_filter=deck_filter[0]),
         [
             *done_today,
             *done_today,
-            review_stage,
+            json.dumps(_STAGES["review_stage"]),
             *(learner.pk, learning_until),
             *(learner.pk, day_end_value),
             *(learner.pk, new_counted),
@@ -240,7 +236,7 @@ def _study_queue(*, learner: Any, deck_filter: tuple[str, Sequence[Any]], now: d
     new_shown = min(new_due, limit - learning_shown - reviews_shown)
     rows = (
         _fetch(
-            _cards_sql(connection.vendor),
+            _cards_sql(),
             [
                 *(deck_id, learner.pk, learning_until, learning_shown),
                 *(deck_id, learner.pk, day_end_value, reviews_shown),

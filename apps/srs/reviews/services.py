@@ -15,9 +15,8 @@ from typing import Any
 from django.conf import settings as django_settings
 from django.core.exceptions import EmptyResultSet
 from django.db import IntegrityError, OperationalError, connection, transaction
-from django.db.models import AutoField, DateTimeField, Model, Q, QuerySet, Subquery, Value
+from django.db.models import AutoField, Model, QuerySet
 from django.db.models.constants import OnConflict
-from django.db.models.functions import Coalesce
 from django.db.models.sql import InsertQuery
 
 from apps.common.clock import latest_client_time
@@ -48,8 +47,6 @@ _SYNC_LOCK_NAMESPACE = 0x5253_0001
 _SYNC_RETRY_AFTER_SECONDS = 5
 # PostgreSQL's codes for a lock not granted within lock_timeout, and for a deadlock it broke.
 _LOCK_REFUSED_STATES = frozenset({"55P03", "40P01"})
-# Rows per UPDATE when rewriting replayed states on SQLite: Django's bulk_update tests each row's id in turn.
-_REWRITE_BATCH = 200
 # Every column of a memory row a review sets, overwritten when the row is already there.
 _MEMORY_FIELDS = [
     "stage",
@@ -399,8 +396,6 @@ def review_upload_admit(*, learner_id: int) -> None:
     many uploads at once costs the server a query for each but the first, and holds no thread
     waiting. The turn itself still decides: two uploads that both pass here take it one after the other.
     """
-    if connection.vendor != "postgresql":
-        return
     with connection.cursor() as cursor:
         # A two-key advisory lock shows its keys as unsigned object ids, the second with objsubid 2; a turn
         # this connection holds itself (a caller's transaction that recorded reviews already) is no other's.
@@ -423,22 +418,11 @@ def _sync_refused() -> SyncInProgress:
 
 
 def _learner_lock(*, learner_id: int, reads: list[_Read]) -> list[list[tuple[Any, ...]]]:
-    """Wait, at most REVIEW_SYNC_LOCK_WAIT_SECONDS, for the learner's turn (PostgreSQL), then make `reads`.
+    """Wait, at most REVIEW_SYNC_LOCK_WAIT_SECONDS, for the learner's turn, then make `reads`.
 
-    On PostgreSQL the lock and the reads go in one round trip: each statement of it takes its own
-    snapshot, so the reads see everything committed before the turn was granted. SQLite lets one
-    writer at a time into the whole database already, and runs the reads one by one.
+    The lock and the reads go in one round trip: each statement of it takes its own snapshot, so the
+    reads see everything committed before the turn was granted.
     """
-    if connection.vendor != "postgresql":
-        rows: list[list[tuple[Any, ...]]] = []
-        for read in reads:
-            if read.statement is None:
-                rows.append([])
-                continue
-            with connection.cursor() as cursor:
-                cursor.execute(*read.statement)
-                rows.append(read.results(cursor.fetchall()))
-        return rows
     wait_ms = max(1, round(django_settings.REVIEW_SYNC_LOCK_WAIT_SECONDS * 1000))
     key = _sync_lock_key(learner_id)
     # Both numbers are integers computed here; the reads' values travel as parameters.
@@ -646,10 +630,10 @@ def _reviews_store(*, created: list[ReviewLog], rewritten: list[_Rewrite], memor
     """Insert the new logs, rewrite replayed states, and insert or overwrite the memory rows.
 
     One upsert per kind of memory row (Django inserts rows with and without an id apart): new cards
-    get their row, reviewed cards have theirs overwritten. On PostgreSQL every statement goes in one
-    round trip, as Django's bulk_create would build them; elsewhere bulk_create runs them.
+    get their row, reviewed cards have theirs overwritten. Every statement goes in one round trip, as
+    Django's bulk_create would build them; with no new log to insert, bulk_create runs them.
     """
-    if connection.vendor != "postgresql" or not created:
+    if not created:
         ReviewLog.objects.bulk_create(created)
         _states_rewrite(rewritten)
         CardMemory.objects.bulk_create(
@@ -840,9 +824,7 @@ def _tails(
     """
     if not since:
         return {}
-    rows = (
-        _tail_rows_postgresql(learner_id, since) if connection.vendor == "postgresql" else _tail_rows(learner_id, since)
-    )
+    rows = _tail_rows(learner_id, since)
     starts: dict[int, MemoryState | None] = {}
     tails: dict[int, list[_Stored]] = defaultdict(list)
     for row in rows:
@@ -858,22 +840,8 @@ def _tails(
     return {card_id: (starts.get(card_id), tails[card_id]) for card_id in since}
 
 
-# The columns of _Stored, in order.
-_TAIL_FIELDS = ("id", "card_id", "client_review_id", "rating", "reviewed_at", "profile_id", "state_after")
-
-
-def _tail_rows(learner_id: int, since: dict[int, datetime]) -> list[tuple[Any, ...]]:
-    active = _active_logs(learner_id=learner_id)
-    wanted = Q()
-    for card_id, moment in since.items():
-        previous = active.filter(card_id=card_id, reviewed_at__lt=moment).order_by("-reviewed_at")
-        start = Coalesce(Subquery(previous.values("reviewed_at")[:1]), Value(moment), output_field=DateTimeField())
-        wanted |= Q(card_id=card_id, reviewed_at__gte=start)
-    return list(active.filter(wanted).order_by("card_id", "reviewed_at", "client_review_id").values_list(*_TAIL_FIELDS))
-
-
-# _tail_rows as PostgreSQL runs it best: the ORM's form, an OR of a subquery per card, costs more to
-# build and to plan than to run; here each card is one row of the arrays, read with two index scans.
+# Each card's tail, as PostgreSQL runs it best: the ORM's form, an OR of a subquery per card, costs more
+# to build and to plan than to run; here each card is one row of the arrays, read with two index scans.
 # A state is read only where the replay starts from it.
 _TAILS_SQL = """
 SELECT tail.id, tail.card_id, tail.client_review_id, tail.rating, tail.reviewed_at, tail.profile_id,
@@ -895,7 +863,7 @@ ORDER BY tail.card_id, tail.reviewed_at, tail.client_review_id
 """
 
 
-def _tail_rows_postgresql(learner_id: int, since: dict[int, datetime]) -> list[tuple[Any, ...]]:
+def _tail_rows(learner_id: int, since: dict[int, datetime]) -> list[tuple[Any, ...]]:
     params: dict[str, Any] = {
         "cards": list(since),
         "since": list(since.values()),
@@ -923,15 +891,11 @@ def _rewrite_statement(rows: list[_Rewrite]) -> tuple[str, tuple[Any, ...]]:
 
 
 def _states_rewrite(rows: list[_Rewrite]) -> None:
-    """Store the replayed states of reviews (id, state_before, state_after): one statement on PostgreSQL."""
+    """Store the replayed states of reviews (id, state_before, state_after): one statement."""
     if not rows:
         return
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(*_rewrite_statement(rows))
-        return
-    logs = [ReviewLog(pk=pk, state_before=before, state_after=after) for pk, before, after in rows]
-    ReviewLog.objects.bulk_update(logs, ["state_before", "state_after"], batch_size=_REWRITE_BATCH)
+    with connection.cursor() as cursor:
+        cursor.execute(*_rewrite_statement(rows))
 
 
 def review_undo(*, learner: Any, review_id: int, now: datetime) -> ReviewOutcome:
