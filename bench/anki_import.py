@@ -6,9 +6,9 @@ It creates (and afterwards drops) a test database and a temporary media folder, 
 
 from __future__ import annotations
 
+import argparse
 import io
 import os
-import sys
 import tempfile
 import time
 
@@ -66,7 +66,9 @@ def main(notes: int) -> None:
 
 
 if __name__ == "__main__":
-    count = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("notes", nargs="?", type=int, default=10_000, help="notes in the package (default 10,000)")
+    count = parser.parse_args().notes
     old_config = setup_databases(verbosity=0, interactive=False)
     try:
         with tempfile.TemporaryDirectory() as media_root:
