@@ -43,7 +43,7 @@ EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 ALLOWED_HOSTS = ["testserver", "localhost", "127.0.0.1"]
 # Gradings in the tests time one round, and runs that never end are stopped sooner.
 GRADER_TIMING_ROUNDS = int(os.environ.get("GRADER_TIMING_ROUNDS") or "1")
-GRADER_RUN_SECONDS = 20.0
+GRADER_RUN_SECONDS = 60.0
 # Tests check what a grading reports, not how steady it is: a busy test machine re-times nothing.
 GRADER_TIMING_RETRIES = 0
 # A test's worker grades what the test sends, and nothing of its own between them.

@@ -28,6 +28,7 @@ from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
 from apps.accounts.conf import ACCOUNT_EMAIL_SEND_TASK
+from apps.accounts.greeting import greeting_name
 from apps.accounts.models import AccountEmail, AccountEmailKind, AccountEmailStatus, PendingRegistration
 from apps.common.publish import task_publish_after_commit, tasks_publish
 
@@ -72,12 +73,10 @@ def password_reset_url(user: Any) -> str:
 
 
 def _greeting_name(user: Any) -> str:
-    """The name a mail greets the learner by: their display name, else a username that is not their address
-    (greeting someone by their email address reads like a machine); empty for a plain "Hello,"."""
     profile = getattr(user, "learner_profile", None)
-    display_name = profile.display_name if profile is not None else ""
-    username = user.get_username()
-    return display_name or ("" if "@" in username else username)
+    return greeting_name(
+        display_name=profile.display_name if profile is not None else None, username=user.get_username()
+    )
 
 
 def _message(template: str, context: dict[str, object], to: str, *, html: bool = False) -> EmailMultiAlternatives:

@@ -29,6 +29,7 @@ from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.template.loader import render_to_string
 from django.urls import reverse
 
+from apps.accounts.greeting import greeting_name
 from apps.common.errors import DomainError
 from apps.content.models import Deck, visible_card_filter
 from apps.reminders.models import ReminderEmail, ReminderPreference, ReminderStatus
@@ -88,15 +89,6 @@ class ReminderRun:
     already_decided: int = 0
     # Batches of earlier runs sent again (they had not gone out).
     retried: int = 0
-
-
-def reminder_greeting_name(*, display_name: str | None, email: str) -> str:
-    """The name a reminder greets the learner by: the display name they chose, else their address before "@".
-
-    A learner with no profile or a blank display name never chose a name. The whole address (which is
-    also the username of every learner who registered) would read like a form letter.
-    """
-    return (display_name or "").strip() or email.rpartition("@")[0] or email
 
 
 def unsubscribe_token(*, learner_id: int) -> str:
@@ -391,8 +383,9 @@ def reminder_batch_send(*, claim: uuid.UUID, now: datetime) -> BatchSent:
                     Reminder(
                         learner_id=row["learner_id"],
                         email=row["learner__email"],
-                        name=reminder_greeting_name(
-                            display_name=row["learner__learner_profile__display_name"], email=row["learner__email"]
+                        name=greeting_name(
+                            display_name=row["learner__learner_profile__display_name"],
+                            username=row["learner__username"],
                         ),
                         local_date=row["local_date"],
                         decks=due.get(row["learner_id"], []),
@@ -430,6 +423,7 @@ def _take_claimed(claim: uuid.UUID) -> list[dict[str, Any]]:
                 "learner_id",
                 "local_date",
                 "learner__email",
+                "learner__username",
                 "learner__learner_profile__display_name",
                 "learner__scheduling_settings__timezone",
                 "learner__scheduling_settings__day_start_hour",

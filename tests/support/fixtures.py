@@ -21,6 +21,7 @@ from rest_framework.test import APIClient
 from apps.accounts.devices import device_token_issue
 from apps.content.models import Card
 from tests.support.content_copy import shipped_course_write
+from tests.support.grading import SANDBOX_MISSING
 from tests.support.paths import REPO_ROOT
 from tests.support.processes import free_port, worker_database_url
 from tests.support.reviews import DECK
@@ -167,8 +168,35 @@ def grading_worker(shipped_course, tmp_path: Path) -> Iterator[subprocess.Popen]
         process.wait()
 
 
+# What puts a test in the slow lane (`make test-fast` leaves it out): it grades in a real sandbox or with
+# TensorFlow, drives a browser, or starts the project's own worker, server or nginx.
+SLOW_MARKS = frozenset({"integration", "grader"})
+SLOW_FIXTURES = frozenset(
+    {"chromium", "live_server", "grading_worker", "checking_grader", "hostile_grader", "timing_grader", "mail_worker"}
+)
+# Modules whose every test starts sandboxes or the project's own processes without saying so by a mark.
+SLOW_MODULES = frozenset(
+    {
+        "tests/worker/test_sandbox.py",
+        "tests/worker/test_timing_isolation.py",
+        "tests/common/test_dev_script.py",
+        "tests/common/test_http_server.py",
+    }
+)
+
+
+def is_slow(item: pytest.Item) -> bool:
+    marks = list(item.iter_markers())
+    return (
+        any(mark.name in SLOW_MARKS for mark in marks)
+        or any(mark.name == "skipif" and mark.kwargs.get("reason") == SANDBOX_MISSING for mark in marks)
+        or bool(SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())))
+        or item.nodeid.split("::")[0] in SLOW_MODULES
+    )
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """One node id per schemathesis operation test.
+    """The slow lane's mark, and one node id per schemathesis operation test.
 
     schemathesis names each operation's test apart (`test_x[GET /api/v1/...]`), but with pytest 9 they all
     keep the function's node id (it sets the attribute older pytest read the id from); pytest-xdist schedules
@@ -176,3 +204,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "[" in item.name and item.parent is not None and not item.nodeid.endswith("]"):
             item._id = item.parent.id.child(item.name)
+        if is_slow(item):
+            item.add_marker(pytest.mark.slow)
+        if item.nodeid.startswith("tests/worker/test_sandbox.py") or "hostile_grader" in getattr(
+            item, "fixturenames", ()
+        ):
+            item.add_marker(pytest.mark.privileges)

@@ -38,7 +38,8 @@ def sandbox_available() -> bool:
     return shutil.which("bwrap") is not None
 
 
-requires_sandbox = pytest.mark.skipif(not sandbox_available(), reason="bubblewrap is not installed")
+SANDBOX_MISSING = "bubblewrap is not installed"
+requires_sandbox = pytest.mark.skipif(not sandbox_available(), reason=SANDBOX_MISSING)
 
 
 def grader_config_for_tests(**changes: Any) -> GraderConfig:
