@@ -4,7 +4,8 @@
 #   sh scripts/dev.sh run       install, migrate, load decks/, reset demo users, start web + worker + beat
 #   sh scripts/dev.sh test      install, then run the whole test suite in parallel (extra arguments go to pytest)
 #   sh scripts/dev.sh test-fast the same, but only the tests that need no browser, sandbox, TensorFlow,
-#                               nginx or real worker process (the `slow` marker, tests/conftest.py)
+#                               nginx or real worker process, nor fuzzes the whole API (the `slow`
+#                               marker, tests/support/fixtures.py)
 #   sh scripts/dev.sh lock      recompile requirements/*.txt from requirements/*.in (pins kept unless
 #                               UPGRADE=1), with the hashes pip checks on every install
 #   sh scripts/dev.sh db-stop   stop the embedded PostgreSQL (var/postgres) that run and test start

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import mailbox
 import os
 import signal
@@ -174,15 +175,37 @@ SLOW_MARKS = frozenset({"integration", "grader"})
 SLOW_FIXTURES = frozenset(
     {"chromium", "live_server", "grading_worker", "checking_grader", "hostile_grader", "timing_grader", "mail_worker"}
 )
-# Modules whose every test starts sandboxes or the project's own processes without saying so by a mark.
-SLOW_MODULES = frozenset(
-    {
-        "tests/worker/test_sandbox.py",
-        "tests/worker/test_timing_isolation.py",
-        "tests/common/test_dev_script.py",
-        "tests/common/test_http_server.py",
-    }
+# Modules whose every test is slow: they grade, drive a browser, start the project's own processes or
+# fuzz the whole API. `make test-fast` does not even import them (their imports alone cost seconds).
+SLOW_MODULES = (
+    "tests/web/test_browser*.py",
+    "tests/exercises/test_bad_records.py",
+    "tests/exercises/test_celery_grading.py",
+    "tests/exercises/test_grade_file.py",
+    "tests/exercises/test_grading.py",
+    "tests/exercises/test_grading_service.py",
+    "tests/exercises/test_hostile.py",
+    "tests/exercises/test_leakage.py",
+    "tests/exercises/test_sharded_input.py",
+    "tests/worker/test_sandbox.py",
+    "tests/worker/test_timing_isolation.py",
+    "tests/common/test_celery_worker.py",
+    "tests/common/test_dev_script.py",
+    "tests/common/test_http_server.py",
+    "tests/api/test_fuzz.py",
 )
+FAST_LANE = "not slow"
+
+
+def in_slow_module(path: str) -> bool:
+    return any(fnmatch.fnmatch(path, pattern) for pattern in SLOW_MODULES)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """The fast lane leaves the slow modules uncollected; any other selection collects them as usual."""
+    if config.option.markexpr != FAST_LANE or collection_path.suffix != ".py":
+        return None
+    return True if in_slow_module(collection_path.relative_to(REPO_ROOT).as_posix()) else None
 
 
 def is_slow(item: pytest.Item) -> bool:
@@ -191,7 +214,7 @@ def is_slow(item: pytest.Item) -> bool:
         any(mark.name in SLOW_MARKS for mark in marks)
         or any(mark.name == "skipif" and mark.kwargs.get("reason") == SANDBOX_MISSING for mark in marks)
         or bool(SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())))
-        or item.nodeid.split("::")[0] in SLOW_MODULES
+        or in_slow_module(item.nodeid.split("::")[0])
     )
 
 
