@@ -41,6 +41,9 @@ _PUBLISH_TIMEOUT_SECONDS = 1.0
 _KEPT_FOR = timedelta(days=30)
 # A queued row is handed over again once this long has passed without a send finishing it.
 _HANDOVER_AGAIN_AFTER = timedelta(minutes=2)
+# A row being sent whose outcome is not recorded by then lost its worker mid-send and is queued again (it may
+# have gone out: a relay that took the message before the worker died sends it twice, never zero times).
+_SEND_LEASE = timedelta(minutes=5)
 
 
 def account_user_by_email(email: str) -> Any:
@@ -137,8 +140,10 @@ def _message_for(row: AccountEmail) -> EmailMultiAlternatives | None:
 def account_email_send(*, email_id: int, now: datetime | None = None) -> str:
     """Write and send one queued email; returns the row's status afterwards.
 
-    The row is locked while it is sent, so two workers handed the same id send it once. A refused
-    send stays queued for a later try, with the relay's answer kept, until its tries run out.
+    The row is claimed (marked being sent, one attempt more) in a short transaction, so two workers
+    handed the same id send it once; the relay is spoken to after that commits, holding no lock and no
+    transaction open while it answers. A refused send goes back to the queue for a later try, with the
+    relay's answer kept, until its tries run out.
     """
     at = now or timezone.now()
     with transaction.atomic():
@@ -156,23 +161,27 @@ def account_email_send(*, email_id: int, now: datetime | None = None) -> str:
             row.status, row.finished_at = AccountEmailStatus.NOT_SENT, at
             row.save(update_fields=["status", "finished_at", "attempts"])
             return row.status
-        try:
-            message.send()
-        except (smtplib.SMTPException, OSError, UnicodeError) as refused:
-            row.last_error = f"{type(refused).__name__}: {refused}"[:2000]
-            if row.attempts >= settings.ACCOUNT_EMAIL_ATTEMPTS:
-                row.status, row.finished_at = AccountEmailStatus.FAILED, at
-                logger.error("Account email %s (%s) failed after %d tries: %s", row.pk, row.kind, row.attempts, refused)
-            else:
-                delay = settings.ACCOUNT_EMAIL_RETRY_SECONDS * 2 ** (row.attempts - 1)
-                row.next_attempt_at = at + timedelta(seconds=delay)
-                logger.warning(
-                    "Account email %s (%s) refused, tried again in %d s: %s", row.pk, row.kind, delay, refused
-                )
+        row.status, row.next_attempt_at = AccountEmailStatus.SENDING, at + _SEND_LEASE
+        row.save(update_fields=["status", "attempts", "next_attempt_at"])
+    try:
+        message.send()
+    except (smtplib.SMTPException, OSError, UnicodeError) as refused:
+        row.last_error = f"{type(refused).__name__}: {refused}"[:2000]
+        if row.attempts >= settings.ACCOUNT_EMAIL_ATTEMPTS:
+            row.status, row.finished_at = AccountEmailStatus.FAILED, at
+            logger.error("Account email %s (%s) failed after %d tries: %s", row.pk, row.kind, row.attempts, refused)
         else:
-            row.status, row.finished_at, row.last_error = AccountEmailStatus.SENT, at, ""
-        row.save(update_fields=["status", "finished_at", "attempts", "last_error", "next_attempt_at"])
-        return row.status
+            delay = settings.ACCOUNT_EMAIL_RETRY_SECONDS * 2 ** (row.attempts - 1)
+            row.status, row.next_attempt_at = AccountEmailStatus.QUEUED, at + timedelta(seconds=delay)
+            logger.warning("Account email %s (%s) refused, tried again in %d s: %s", row.pk, row.kind, delay, refused)
+    else:
+        row.status, row.finished_at, row.last_error = AccountEmailStatus.SENT, at, ""
+    # Recorded only while this send's claim stands: a row the resume round queued again in the meantime
+    # belongs to its next send.
+    AccountEmail.objects.filter(pk=row.pk, status=AccountEmailStatus.SENDING, attempts=row.attempts).update(
+        status=row.status, finished_at=row.finished_at, last_error=row.last_error, next_attempt_at=row.next_attempt_at
+    )
+    return row.status
 
 
 def account_emails_due(*, now: datetime | None = None) -> list[int]:
@@ -187,8 +196,12 @@ def account_emails_due(*, now: datetime | None = None) -> list[int]:
 
 
 def account_emails_resume(*, now: datetime | None = None) -> dict[str, int]:
-    """Beat's round: hand over again the queued emails that are due, and forget what is long finished."""
+    """Beat's round: queue again what a worker lost mid-send, hand over again the queued emails that are due,
+    and forget what is long finished."""
     at = now or timezone.now()
+    lost = AccountEmail.objects.filter(status=AccountEmailStatus.SENDING, next_attempt_at__lte=at).update(
+        status=AccountEmailStatus.QUEUED, last_error="The worker sending it stopped before the relay answered."
+    )
     due = account_emails_due(now=at)
     # Moved on first, so a broker that takes them but whose worker is slow is not handed them every minute.
     AccountEmail.objects.filter(pk__in=due).update(next_attempt_at=at + _HANDOVER_AGAIN_AFTER)
@@ -199,4 +212,4 @@ def account_emails_resume(*, now: datetime | None = None) -> dict[str, int]:
     expired, _ = PendingRegistration.objects.filter(
         created_at__lt=at - timedelta(seconds=settings.REGISTRATION_CONFIRM_TIMEOUT)
     ).delete()
-    return {"handed_over": handed, "forgotten": forgotten, "registrations_expired": expired}
+    return {"handed_over": handed, "lost_mid_send": lost, "forgotten": forgotten, "registrations_expired": expired}

@@ -72,6 +72,8 @@ class AccountEmailKind(models.TextChoices):
 
 class AccountEmailStatus(models.TextChoices):
     QUEUED = "queued", "Queued"
+    # Claimed by a worker, whose relay has it now; handed back to the queue if no answer is recorded in time.
+    SENDING = "sending", "Being sent"
     SENT = "sent", "Sent"
     # Nothing to send: a reset asked for an address no active account has.
     NOT_SENT = "not_sent", "Nothing to send"

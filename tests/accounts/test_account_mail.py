@@ -11,9 +11,12 @@ import uuid
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from django.core import mail
+from django.core.mail.backends import locmem
+from django.db import connection, connections
 from django.utils import timezone
 
 from apps.accounts.mail import account_email_send, account_emails_resume
@@ -75,6 +78,57 @@ def test_an_email_is_sent_once_to_a_real_smtp_server(learner, api_client, settin
     assert message["To"] == "ada@example.com"
     assert "/reset-password?uid=" in message.as_string()
     assert mail.outbox == []
+
+
+class RelayWatchingBackend(locmem.EmailBackend):
+    """Delivers to mail.outbox, noting for each send whether a transaction was open and the row was locked."""
+
+    seen: ClassVar[list[tuple[bool, bool]]] = []
+
+    def send_messages(self, messages):
+        other = connections.create_connection("default")
+        try:
+            with other.cursor() as cursor:
+                cursor.execute("BEGIN")
+                cursor.execute(
+                    f"SELECT id FROM {AccountEmail._meta.db_table} FOR UPDATE SKIP LOCKED"  # noqa: S608
+                )
+                unlocked = bool(cursor.fetchall())
+                cursor.execute("ROLLBACK")
+        finally:
+            other.close()
+        RelayWatchingBackend.seen.append((connection.in_atomic_block, not unlocked))
+        return super().send_messages(messages)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_relay_is_spoken_to_with_no_transaction_open_and_no_row_locked(learner, api_client, settings):
+    settings.EMAIL_BACKEND = f"{__name__}.RelayWatchingBackend"
+    RelayWatchingBackend.seen.clear()
+    api_client.post(RESET, {"email": "ada@example.com"}, format="json")
+    row = AccountEmail.objects.get()
+    assert account_email_send(email_id=row.pk) == AccountEmailStatus.SENT
+    assert RelayWatchingBackend.seen == [(False, False)]
+    assert len(mail.outbox) == 1
+
+
+def test_an_email_whose_worker_stopped_mid_send_is_queued_again_then_sent(learner, api_client):
+    api_client.post(RESET, {"email": "ada@example.com"}, format="json")
+    row = AccountEmail.objects.get()
+    now = timezone.now()
+    # As a worker leaves it when it dies while the relay has the message.
+    AccountEmail.objects.filter(pk=row.pk).update(
+        status=AccountEmailStatus.SENDING, attempts=1, next_attempt_at=now + timedelta(minutes=5)
+    )
+    assert account_email_send(email_id=row.pk) == "not_queued"  # claimed by the other send, still in time
+    assert account_emails_resume(now=now)["lost_mid_send"] == 0
+    assert account_emails_resume(now=now + timedelta(minutes=6))["lost_mid_send"] == 1
+    row.refresh_from_db()
+    assert row.status == AccountEmailStatus.QUEUED
+    assert "stopped" in row.last_error
+    assert account_email_send(email_id=row.pk) == AccountEmailStatus.SENT
+    row.refresh_from_db()
+    assert (row.attempts, row.last_error, len(mail.outbox)) == (2, "", 1)
 
 
 def test_beat_hands_over_what_is_due_and_forgets_what_is_long_finished(learner, api_client):
