@@ -28,8 +28,8 @@ from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
 from apps.accounts.conf import ACCOUNT_EMAIL_SEND_TASK
-from apps.accounts.greeting import greeting_name
 from apps.accounts.models import AccountEmail, AccountEmailKind, AccountEmailStatus, PendingRegistration
+from apps.common.greeting import greeting_name
 from apps.common.publish import task_publish_after_commit, tasks_publish
 
 logger = logging.getLogger(__name__)

@@ -29,8 +29,8 @@ from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.template.loader import render_to_string
 from django.urls import reverse
 
-from apps.accounts.greeting import greeting_name
 from apps.common.errors import DomainError
+from apps.common.greeting import greeting_name
 from apps.content.models import Deck, visible_card_filter
 from apps.reminders.models import ReminderEmail, ReminderPreference, ReminderStatus
 from apps.srs.models import CardMemory, ReviewLog, SchedulingSettings

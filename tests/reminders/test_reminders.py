@@ -14,7 +14,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import resolve
 
-from apps.accounts.greeting import greeting_name
+from apps.common.greeting import greeting_name
 from apps.content.models import Card
 from apps.reminders.models import ReminderEmail, ReminderPreference, ReminderStatus
 from apps.reminders.services import (
@@ -69,7 +69,7 @@ def test_the_learner_is_greeted_by_display_name_in_both_parts(course):
 @pytest.mark.parametrize("display_name", [None, "", "   "])
 @pytest.mark.parametrize(("username", "greeting"), [("ada", "Hello ada,"), ("ada.lovelace@example.com", "Hello,")])
 def test_without_a_display_name_the_greeting_is_a_username_never_an_address(course, display_name, username, greeting):
-    """The rule account email follows too (apps.accounts.greeting): never the address, whole or in part."""
+    """The rule account email follows too (apps.common.greeting): never the address, whole or in part."""
     learner_id = make_learner("ada", display_name=display_name)
     get_user_model().objects.filter(pk=learner_id).update(
         username=username, email="ada.lovelace@example.com", first_name="Augusta"

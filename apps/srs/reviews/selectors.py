@@ -12,6 +12,7 @@ from typing import Any
 from django.db import connection
 from django.http import Http404
 
+from apps.common.orm_internals import rows_converted
 from apps.common.prepared import prepared_cursor
 from apps.content.models import Card, Deck
 from apps.content.selectors import decks_visible
@@ -288,10 +289,7 @@ def _fetch(sql: str, params: Sequence[Any], *, fields: Sequence[Any] = ()) -> li
     with prepared_cursor(connection) as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
-    # A compiler only for the ORM's own conversion of values read from the database.
-    compiler = CardMemory.objects.all().query.get_compiler(connection=connection)
-    converters = compiler.get_converters([field.get_col(field.model._meta.db_table) for field in fields])
-    return list(compiler.apply_converters(rows, converters)) if converters else [list(row) for row in rows]
+    return rows_converted(rows, fields, connection=connection)
 
 
 def _queue_order(row: list[Any]) -> tuple[Any, ...]:

@@ -13,14 +13,12 @@ from functools import partial
 from typing import Any
 
 from django.conf import settings as django_settings
-from django.core.exceptions import EmptyResultSet
 from django.db import IntegrityError, OperationalError, connection, transaction
-from django.db.models import AutoField, Model, QuerySet
-from django.db.models.constants import OnConflict
-from django.db.models.sql import InsertQuery
+from django.db.models import Model, QuerySet
 
 from apps.common.clock import latest_client_time
 from apps.common.errors import Busy, Conflict, DomainError, IdempotencyKeyReused, NotFound
+from apps.common.orm_internals import insert_statement, query_compile, rows_stored
 from apps.common.prepared import PreparedQuery
 from apps.content.selectors import visible_card_ids_query
 from apps.srs.core import load_balancing, scheduling
@@ -284,12 +282,10 @@ class _Read:
 
     @classmethod
     def of_query(cls, query: QuerySet[Any, tuple[Any, ...]]) -> _Read:
-        compiler = query.query.get_compiler(connection.alias)
-        try:
-            statement = compiler.as_sql()
-        except EmptyResultSet:
+        compiled = query_compile(query, using=connection.alias)
+        if compiled is None:
             return cls(None, lambda rows: [])
-        return cls(statement, lambda rows: list(compiler.results_iter(results=[rows], tuple_expected=True)))
+        return cls((compiled.sql, compiled.params), compiled.results)
 
     @classmethod
     def of_prepared(cls, query: PreparedQuery[Any], *values: Any) -> _Read:
@@ -654,27 +650,15 @@ def _reviews_store(*, created: list[ReviewLog], rewritten: list[_Rewrite], memor
         ids = cursor.fetchall()
     for log, (pk,) in zip(created, ids, strict=True):
         log.pk = pk
-    for stored in (*created, *memories):
-        stored._state.adding = False
-        stored._state.db = connection.alias
+    rows_stored([*created, *memories], using=connection.alias)
 
 
 def _insert_statement(
     model: type[Model], rows: list[Any], *, with_id: bool = False, returning: bool = False, upsert: bool = False
 ) -> tuple[str, tuple[Any, ...]]:
     """The INSERT bulk_create runs for `rows` (a memory upsert with `upsert`); RETURNING their ids with `returning`."""
-    fields = [field for field in model._meta.concrete_fields if with_id or not isinstance(field, AutoField)]
-    query = InsertQuery(
-        model,
-        on_conflict=OnConflict.UPDATE if upsert else None,
-        update_fields=[model._meta.get_field(name) for name in _MEMORY_FIELDS] if upsert else None,
-        unique_fields=[model._meta.get_field(name) for name in ("learner", "card")] if upsert else None,
-    )
-    query.insert_values(fields, rows)
-    compiler = query.get_compiler(connection=connection)
-    compiler.returning_fields = [model._meta.pk] if returning else None
-    ((sql, params),) = compiler.as_sql()
-    return sql, tuple(params)
+    conflict = (("learner", "card"), _MEMORY_FIELDS) if upsert else None
+    return insert_statement(model, rows, connection=connection, with_id=with_id, returning=returning, upsert=conflict)
 
 
 def _due_dates_balance(
