@@ -28,7 +28,16 @@ PAGES = sorted(
 )
 # The project's own top-level folders: a backticked name starting with one of them is a path of the project.
 TOP_LEVEL = ("apps/", "bench/", "decks/", "docs/", "quizsite/", "requirements/", "scripts/", "tests/", "worker/")
-ROOT_FILES = {"Makefile", "manage.py", "pyproject.toml", "README.md", ".env.example", "Procfile.dev", ".ci/run"}
+ROOT_FILES = {
+    "Makefile",
+    "manage.py",
+    "pyproject.toml",
+    "README.md",
+    ".env.example",
+    "Procfile.dev",
+    ".ci/run",
+    "requirements.txt",
+}
 # Made at run time, not kept in the repository (decks/media/ is COURSE_MEDIA_DIR: made when a course ships media).
 GENERATED = ("var/", ".venv/", "apps/web/static/web/", "decks/media/")
 # Dotted names that are not modules: the web app's localStorage keys.

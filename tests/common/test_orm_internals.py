@@ -25,6 +25,7 @@ from apps.common.orm_internals import (
 )
 from apps.srs.models import CardMemory, SchedulerProfile
 from apps.srs.settings.services import scheduling_settings_update
+from tests.support.paths import REPO_ROOT
 
 pytestmark = pytest.mark.django_db
 
@@ -159,3 +160,28 @@ def test_the_preparing_cursor_prepares_and_is_logged_like_any_cursor():
         cursor.execute("SELECT statement FROM pg_prepared_statements")
         prepared = [row[0] for row in cursor.fetchall()]
     assert sum("FROM auth_user WHERE username = $1" in text for text in prepared) == 1
+
+
+PRIVATE_PARTS = (
+    "klass_info",
+    "get_related_populators",
+    "_iterable_class",
+    "InsertQuery",
+    "get_converters",
+    "results_iter",
+    "ServerBindingCursor",
+    "._state.",
+    "make_cursor",
+)
+
+
+def test_nothing_else_reaches_below_the_orms_public_api():
+    found = [
+        f"{path.relative_to(REPO_ROOT)}: {part}"
+        for folder in ("apps", "quizsite", "worker")
+        for path in (REPO_ROOT / folder).rglob("*.py")
+        if path.name != "orm_internals.py" and "migrations" not in path.parts
+        for part in PRIVATE_PARTS
+        if part in path.read_text(encoding="utf-8")
+    ]
+    assert not found, "\n".join(found)
