@@ -5,6 +5,7 @@ counting them) fails with a message that names the fault."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -69,7 +70,10 @@ def test_a_default_for_a_missing_label_lets_bad_records_through_and_says_so(chec
     verdict, failed, _ = outcome(checking_grader.grade(RECORDS, defaulted))
     missing = RECORDS.spec["data"]["bad_records"]["missing_label"]
     assert verdict == "wrong_output"
-    assert failed["every_example_once"].startswith(f"epoch 1: {missing} examples match no input example")
+    # Each let through unless the shuffle puts it in the remainder the last batch drops.
+    stray = re.match(r"epoch 1: (\d+) examples? matche?s? no input example", failed["every_example_once"])
+    assert stray is not None, failed["every_example_once"]
+    assert 1 <= int(stray.group(1)) <= missing
     assert "bad records got through" in failed["every_example_once"]
     # The expert's counter is read less kept in full batches: the 4 let through are still counted,
     # as the remainder the last batch drops; the output check is what tells.

@@ -200,6 +200,8 @@ def kill_mid_grade_and_recover(
     assert submission.status == SubmissionStatus.DONE, submission.error_message
     assert submission.verdict == "accepted" and submission.attempts == 2
     assert submission.result is not None and submission.score == submission.result["score"]["total"]
+    # Celery logs the task's result after the task returns, so after the row says done.
+    second.wait_for_line(r"'graded'", timeout=30)
     assert second.output().count("'graded'") == 1
     return submission, second
 
