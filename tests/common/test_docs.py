@@ -40,8 +40,9 @@ ROOT_FILES = {
 }
 # Made at run time, not kept in the repository (decks/media/ is COURSE_MEDIA_DIR: made when a course ships media).
 GENERATED = ("var/", ".venv/", "apps/web/static/web/", "decks/media/")
-# Dotted names that are not modules: the web app's localStorage keys.
+# A backticked word ending so is a file's name, not a module.
 FILE_SUFFIXES = (".txt", ".py", ".md", ".in", ".yaml", ".yml", ".toml", ".conf", ".json", ".sh")
+# Dotted names that are not modules: the web app's localStorage keys.
 NOT_MODULES = {"quizsite.token", "quizsite.me", "quizsite.theme"}
 
 LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)|!\[[^\]]*\]\(([^)\s]+)\)")

@@ -16,6 +16,7 @@ import sys
 import pytest
 
 from tests.support.paths import REPO_ROOT
+from tests.support.probes import LOAD_THE_SITE
 
 _BLOCKER = """
 import importlib.metadata, re, sys
@@ -38,20 +39,12 @@ class OutsideTheLock:
 sys.meta_path.insert(0, OutsideTheLock())
 """
 
-_WEB = """
+_WEB = (
+    LOAD_THE_SITE
+    + """
 import json
-from quizsite.wsgi import application
-from django.urls import get_resolver
 from quizsite.celery import app
 
-def views(patterns):
-    for pattern in patterns:
-        if hasattr(pattern, "url_patterns"):
-            yield from views(pattern.url_patterns)
-        else:
-            yield pattern.callback
-
-assert list(views(get_resolver().url_patterns))
 app.loader.import_default_modules()
 tasks = sorted(name for name in app.tasks if not name.startswith("celery."))
 from django.core.management import call_command
@@ -63,6 +56,7 @@ except ModuleNotFoundError:
     blocked = True
 print(json.dumps({"tasks": tasks, "tensorflow_blocked": blocked}))
 """
+)
 
 _WORKER = _WEB.replace("call_command(", "import worker.grader, worker.harness, worker.syscall_filter\ncall_command(")
 
@@ -121,3 +115,12 @@ def test_the_web_role_runs_the_site_its_worker_and_beat_on_its_lock_alone():
 def test_the_grading_role_loads_the_grader_on_its_lock_alone():
     found = probe("worker", _WORKER)
     assert found["tensorflow_blocked"] is False
+
+
+def test_the_top_level_requirements_are_the_development_lock():
+    lines = [
+        line
+        for line in (REPO_ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines()
+        if line and not line.startswith("#")
+    ]
+    assert lines == ["-r requirements/dev.txt"]
